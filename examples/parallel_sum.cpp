@@ -1,0 +1,32 @@
+// Divide-and-conquer sum with a grain size (the cfsched seed's parallel_sum),
+// written with fjord::join: split until a range is smaller than the grain.
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "fjord/join.hpp"
+
+long long parallel_sum(std::span<const int> data, std::size_t grain) {
+  if (data.size() <= grain) {
+    return std::accumulate(data.begin(), data.end(), 0LL);
+  }
+  const std::size_t mid = data.size() / 2;
+  auto [left, right] = fjord::join([&] { return parallel_sum(data.first(mid), grain); },
+                                   [&] { return parallel_sum(data.subspan(mid), grain); });
+  return left + right;
+}
+
+int main() {
+  std::vector<int> data(10'000'000);
+  std::mt19937 rng(42);
+  std::uniform_int_distribution<int> dist(0, 10);
+  for (int& x : data) {
+    x = dist(rng);
+  }
+  const long long expected = std::accumulate(data.begin(), data.end(), 0LL);
+  const long long got = parallel_sum(data, 10'000);
+  std::printf("sum = %lld (%s)\n", got, got == expected ? "correct" : "WRONG");
+  return got == expected ? 0 : 1;
+}

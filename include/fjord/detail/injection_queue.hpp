@@ -1,0 +1,87 @@
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+
+#include "fjord/detail/config.hpp"
+#include "fjord/detail/job.hpp"
+
+namespace fjord::detail {
+
+// One shard of the pool's injection path: Vyukov's intrusive
+// multi-producer/single-consumer queue ("Intrusive MPSC node-based queue",
+// 1024cores.net, 2010). Producers never wait: a push is one exchange on the
+// tail plus one store to link the predecessor, and a whole chain of jobs goes
+// in with the same two operations (bulk submission). Consumers are workers;
+// they take turns through a try-lock, so a busy shard is skipped, not waited
+// for.
+class injection_queue {
+ public:
+  injection_queue() noexcept : tail_(&stub_), head_(&stub_) {}
+  injection_queue(const injection_queue&) = delete;
+  injection_queue& operator=(const injection_queue&) = delete;
+
+  // Any thread. first..last must already be linked through job::next.
+  void push_chain(job* first, job* last) noexcept {
+    last->next.store(nullptr, std::memory_order_relaxed);
+    // acq_rel: release publishes the chain's contents to the consumer that
+    // follows the links; acquire orders us after the previous producer.
+    job* prev = tail_.exchange(last, std::memory_order_acq_rel);
+    // Between the exchange and this store the queue is briefly cut: the
+    // consumer sees the cut as "empty for now", and this producer's wake-up
+    // (which comes after the store) brings a worker back to it.
+    prev->next.store(first, std::memory_order_release);
+  }
+
+  void push(job* j) noexcept { push_chain(j, j); }
+
+  // Racy hint: false means the queue was empty at some recent instant.
+  bool maybe_nonempty() const noexcept {
+    return tail_.load(std::memory_order_acquire) != &stub_;
+  }
+
+  bool try_lock_consumer() noexcept {
+    return !consumer_busy_.load(std::memory_order_relaxed) &&
+           !consumer_busy_.exchange(true, std::memory_order_acquire);
+  }
+  void unlock_consumer() noexcept { consumer_busy_.store(false, std::memory_order_release); }
+
+  // Holder of the consumer lock only. nullptr when empty or cut (see push).
+  job* pop() noexcept {
+    job* head = head_;
+    job* next = head->next.load(std::memory_order_acquire);
+    if (head == &stub_) {
+      if (next == nullptr) {
+        return nullptr;
+      }
+      head_ = next;
+      head = next;
+      next = next->next.load(std::memory_order_acquire);
+    }
+    if (next != nullptr) {
+      head_ = next;
+      return head;
+    }
+    if (head != tail_.load(std::memory_order_acquire)) {
+      return nullptr;  // a producer is between its exchange and its link
+    }
+    // head is the last real node: put the stub behind it so head can go.
+    push(&stub_);
+    next = head->next.load(std::memory_order_acquire);
+    if (next != nullptr) {
+      head_ = next;
+      return head;
+    }
+    return nullptr;
+  }
+
+ private:
+  static void never_run(job*) noexcept {}
+
+  alignas(false_sharing_range) std::atomic<job*> tail_;
+  alignas(false_sharing_range) std::atomic<bool> consumer_busy_{false};
+  job* head_;
+  job stub_{&never_run};
+};
+
+}  // namespace fjord::detail

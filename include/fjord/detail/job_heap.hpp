@@ -1,0 +1,70 @@
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace fjord::detail {
+
+// Per-worker storage for heap-allocated jobs (task_group children, posted
+// closures): size-class free lists refilled from 64 KiB slabs, so steady state
+// never calls malloc. A block freed by another thread goes onto its owner's
+// remote list (a Treiber stack, Treiber 1986); the owner takes the whole list
+// with one exchange, so pops never race each other and ABA cannot arise.
+//
+// Blocks carry a 16-byte header naming their heap, so any thread can free
+// them. Requests above the largest class go to operator new.
+class job_heap {
+ public:
+  static constexpr std::size_t header_size = 16;
+  static constexpr std::size_t class_count = 4;  // 64, 128, 256, 512 bytes
+  static constexpr std::size_t max_block = 512;
+
+  job_heap() = default;
+  ~job_heap();
+  job_heap(const job_heap&) = delete;
+  job_heap& operator=(const job_heap&) = delete;
+
+  // Allocates from this heap (owner thread only) or, with heap == nullptr,
+  // from operator new. Returns storage aligned to 16 bytes.
+  static void* allocate(job_heap* heap, std::size_t size);
+  // Any thread.
+  static void deallocate(void* p) noexcept;
+
+  // Blocks handed out and not yet returned (for leak tests).
+  std::int64_t live_blocks() const noexcept {
+    return allocated_.load(std::memory_order_relaxed) -
+           freed_local_.load(std::memory_order_relaxed) -
+           freed_remote_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  struct block {
+    block* next;
+  };
+  struct header {
+    job_heap* owner;
+    std::uint32_t size_class;
+    std::uint32_t padding;
+  };
+  static_assert(sizeof(header) == header_size);
+
+  void* allocate_from_class(std::size_t cls);
+  void refill(std::size_t cls);
+  void free_local(block* b, std::size_t cls) noexcept;
+  void free_remote(block* b, std::size_t cls) noexcept;
+
+  std::array<block*, class_count> local_{};
+  std::vector<void*> slabs_;
+  std::atomic<std::int64_t> allocated_{0};  // owner-written only
+  std::atomic<std::int64_t> freed_local_{0};  // owner-written only
+  std::atomic<std::int64_t> freed_remote_{0};
+  alignas(128) std::array<std::atomic<block*>, class_count> remote_{};
+};
+
+// The heap of the worker running on this thread, or nullptr.
+job_heap* current_job_heap() noexcept;
+
+}  // namespace fjord::detail

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include "fjord/detail/futex.hpp"
+
+namespace fjord::detail {
+
+// A one-token binary semaphore per thread, in the shape of Rust's futex-based
+// thread parker: unpark() leaves a token (at most one), park() consumes it or
+// sleeps until one arrives. Callers always re-check their condition after
+// park() returns, so a stale token only costs one extra loop iteration.
+class parker {
+ public:
+  void park() noexcept {
+    if (try_consume()) {
+      return;
+    }
+    // Announce the sleep. If a token raced in between, take it and go.
+    if (state_.exchange(parked, std::memory_order_acquire) == notified) {
+      state_.store(empty, std::memory_order_relaxed);
+      return;
+    }
+    while (true) {
+      futex_wait(&state_, parked);
+      if (try_consume()) {
+        return;
+      }
+    }
+  }
+
+  // Returns true if a token was consumed, false on timeout.
+  bool park_for(std::chrono::nanoseconds timeout) noexcept {
+    if (try_consume()) {
+      return true;
+    }
+    if (state_.exchange(parked, std::memory_order_acquire) == notified) {
+      state_.store(empty, std::memory_order_relaxed);
+      return true;
+    }
+    futex_wait_for(&state_, parked, timeout);
+    // Either a token arrived (notified) or we give up: leave `empty` behind.
+    return state_.exchange(empty, std::memory_order_acquire) == notified;
+  }
+
+  void unpark() noexcept {
+    // Release pairs with the acquire in park(): what the unparker wrote
+    // before unpark() is visible after park() returns.
+    if (state_.exchange(notified, std::memory_order_release) == parked) {
+      futex_wake_one(&state_);
+    }
+  }
+
+  bool try_consume() noexcept {
+    std::uint32_t expected = notified;
+    return state_.compare_exchange_strong(expected, empty, std::memory_order_acquire,
+                                          std::memory_order_relaxed);
+  }
+
+ private:
+  static constexpr std::uint32_t empty = 0;
+  static constexpr std::uint32_t notified = 1;
+  static constexpr std::uint32_t parked = 2;
+
+  std::atomic<std::uint32_t> state_{empty};
+};
+
+}  // namespace fjord::detail

@@ -1,0 +1,135 @@
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "fjord/detail/asymmetric_fence.hpp"
+#include "fjord/detail/completion_latch.hpp"
+#include "fjord/detail/config.hpp"
+#include "fjord/detail/injection_queue.hpp"
+#include "fjord/detail/job.hpp"
+#include "fjord/detail/worker.hpp"
+#include "fjord/pool_options.hpp"
+#include "fjord/pool_stats.hpp"
+
+namespace fjord::detail {
+
+// The scheduler behind fjord::pool. The protocols (deque, census, sleep and
+// wake-up, shutdown) are argued in docs/scheduler.md.
+class pool_core {
+ public:
+  // The census word: registered thieves (searching workers) in the low half,
+  // parked workers in the high half.
+  static constexpr std::uint64_t thief_one = 1;
+  static constexpr std::uint64_t thief_mask = 0xFFFF'FFFFu;
+  static constexpr std::uint64_t sleeper_one = std::uint64_t{1} << 32;
+
+  explicit pool_core(const pool_options& options);
+  // Runs every job already submitted, then joins the workers.
+  ~pool_core();
+  pool_core(const pool_core&) = delete;
+  pool_core& operator=(const pool_core&) = delete;
+
+  std::size_t size() const noexcept { return workers_.size(); }
+  worker& worker_at(std::size_t i) noexcept { return *workers_[i]; }
+
+  // After a worker pushed onto its own deque: wake a sleeper if there is one
+  // and nobody is searching. No fence: a sleeper registers with a heavy fence
+  // (docs/scheduler.md, "Push and sleep"). A missed wake-up here can only
+  // delay parallelism, never progress: the pusher pops its own job.
+  FJORD_ALWAYS_INLINE void notify_local_push() noexcept {
+    light_fence();
+    const std::uint64_t c = census_.load(std::memory_order_relaxed);
+    if ((c & thief_mask) == 0 && (c >> 32) != 0) [[unlikely]] {
+      wake_one_sleeper();
+    }
+  }
+
+  // Any thread. Enqueues a linked chain of n jobs on the injection path.
+  // Throws fjord::shutdown_error once the pool is being destroyed, unless the
+  // caller is one of this pool's workers (a draining job may still fork).
+  void inject(job* first, job* last);
+
+  // A worker of this pool waits for latch, running other jobs meanwhile.
+  void wait_until(worker& w, completion_latch& latch) noexcept;
+
+  // Signals one completion to latch's waiter, whoever it is. latch may be
+  // destroyed by its waiter as soon as this starts to return.
+  void count_down(completion_latch& latch) noexcept {
+    const void* address = latch.futex_address();
+    const std::uint32_t waiter = latch.count_down();
+    if (waiter == completion_latch::foreign_waiter) {
+      completion_latch::wake_foreign(address);
+    } else if (waiter != completion_latch::no_waiter) {
+      workers_[waiter - 1]->sleeper.unpark();
+    }
+  }
+
+  // Waits for latch from any thread: helps if the caller is one of our
+  // workers, sleeps on the futex otherwise.
+  void wait(completion_latch& latch) noexcept;
+
+  void report_unhandled(std::exception_ptr e) noexcept;
+  void count_suppressed() noexcept { suppressed_.fetch_add(1, std::memory_order_relaxed); }
+
+  pool_stats stats() const;
+
+  // The job heap for allocations made on this thread for this pool.
+  static job_heap* heap_for(const pool_core* p) noexcept {
+    worker* w = current_worker;
+    return (w != nullptr && w->pool == p) ? &w->heap : nullptr;
+  }
+
+  std::int64_t live_heap_blocks() const noexcept;
+
+  // The public object owning this core (set once by fjord::pool).
+  void* public_pool = nullptr;
+
+ private:
+  struct alignas(false_sharing_range) shard {
+    injection_queue queue;
+    alignas(false_sharing_range) std::atomic<std::uint32_t> submitters{0};
+  };
+
+  void worker_main(worker& w) noexcept;
+  void run(worker& w, job* j) noexcept {
+    w.counters.jobs_run.bump();
+    run_job(j);
+  }
+  job* take_injected(worker& w) noexcept;
+  job* steal_round(worker& w) noexcept;
+  job* search(worker& w, const completion_latch* until) noexcept;
+  void become_thief(worker& w) noexcept;
+  void stop_thief(worker& w, bool found_work) noexcept;
+  bool any_work_visible() const noexcept;
+  // Parks w until woken; returns false when the pool has terminated.
+  bool sleep(worker& w, const completion_latch* until) noexcept;
+  FJORD_COLD void wake_one_sleeper() noexcept;
+  void wake_all() noexcept;
+  std::size_t shard_for_this_thread() const noexcept;
+
+  alignas(false_sharing_range) std::atomic<std::uint64_t> census_{0};
+  alignas(false_sharing_range) std::atomic<bool> stopping_{false};
+  std::atomic<bool> exit_{false};
+  std::atomic<std::uint64_t> suppressed_{0};
+
+  std::vector<std::unique_ptr<worker>> workers_;
+  std::unique_ptr<shard[]> shards_;
+  std::size_t shard_mask_ = 0;
+  std::chrono::nanoseconds spin_budget_;
+  std::function<void(std::exception_ptr)> unhandled_handler_;
+
+  std::mutex idle_mutex_;
+  std::vector<worker*> idle_;       // parked workers, most recent last
+  std::size_t idle_main_loop_ = 0;  // of which are idle in the main loop
+
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace fjord::detail

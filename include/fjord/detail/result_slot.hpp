@@ -1,0 +1,63 @@
+#pragma once
+
+#include <exception>
+#include <functional>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+namespace fjord::detail {
+
+// Stand-in for a void result, so every callable has a storable result.
+struct void_result {};
+
+template <class T>
+using storable_t =
+    std::conditional_t<std::is_void_v<T>, void_result,
+                       std::conditional_t<std::is_reference_v<T>,
+                                          std::reference_wrapper<std::remove_reference_t<T>>, T>>;
+
+// Holds either nothing, a value (void and references included) or an
+// exception: the outcome of running one callable.
+template <class T>
+class result_slot {
+ public:
+  template <class F>
+  void run(F& f) noexcept {
+    try {
+      if constexpr (std::is_void_v<T>) {
+        std::invoke(f);
+        value_.emplace();
+      } else if constexpr (std::is_reference_v<T>) {
+        value_.emplace(std::invoke(f));
+      } else {
+        value_.emplace(std::invoke(f));
+      }
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+  }
+
+  bool has_error() const noexcept { return error_ != nullptr; }
+  const std::exception_ptr& error() const noexcept { return error_; }
+  void set_error(std::exception_ptr e) noexcept { error_ = std::move(e); }
+
+  // Precondition: !has_error() and the callable has run.
+  T take() {
+    if constexpr (std::is_void_v<T>) {
+      return;
+    } else if constexpr (std::is_reference_v<T>) {
+      return value_->get();
+    } else {
+      return std::move(*value_);
+    }
+  }
+
+  storable_t<T> take_storable() { return std::move(*value_); }
+
+ private:
+  std::optional<storable_t<T>> value_;
+  std::exception_ptr error_;
+};
+
+}  // namespace fjord::detail

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "fjord/detail/config.hpp"
+#include "fjord/detail/job_heap.hpp"
+#include "fjord/detail/parker.hpp"
+#include "fjord/detail/work_stealing_deque.hpp"
+#include "fjord/pool_stats.hpp"
+
+namespace fjord::detail {
+
+class pool_core;
+
+// A counter written only by its worker: a relaxed load and store instead of a
+// read-modify-write, readable from any thread at any time.
+class owned_counter {
+ public:
+  void bump() noexcept { value_.store(value_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  std::uint64_t read() const noexcept { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::uint64_t> value_{0};
+};
+
+struct worker_counters {
+  owned_counter jobs_run, steals, failed_steals, injected_taken, parks, wakeups;
+
+  worker_stats snapshot() const noexcept {
+    return {jobs_run.read(),       steals.read(), failed_steals.read(),
+            injected_taken.read(), parks.read(),  wakeups.read()};
+  }
+};
+
+// One worker thread's state. Fields under "idle" are guarded by the pool's
+// idle mutex; the rest belong to the worker's own thread.
+struct alignas(false_sharing_range) worker {
+  worker(pool_core& owner, std::uint32_t idx, std::size_t deque_capacity,
+         const std::atomic<std::uint64_t>& census, std::uint64_t thief_mask)
+      : deque(deque_capacity, census, thief_mask), pool(&owner), index(idx), rng(idx * 2654435761u + 1) {}
+
+  work_stealing_deque deque;
+  pool_core* const pool;
+  const std::uint32_t index;
+  job_heap heap;
+  parker sleeper;
+  worker_counters counters;
+  std::uint64_t rng;
+  bool searching = false;     // counted as a thief in the census
+  std::uint32_t ticks = 0;    // jobs run since the injection queues were last checked
+
+  // idle: guarded by pool_core::idle_mutex_
+  std::size_t idle_position = ~std::size_t{0};
+  bool idle_in_main_loop = false;
+  bool woken_as_searcher = false;
+};
+
+// The worker running on this thread, or nullptr. initial-exec: one
+// fs-relative load, no __tls_get_addr, also when fjord is a shared library
+// loaded at start-up.
+__attribute__((tls_model("initial-exec"))) inline constinit thread_local worker* current_worker =
+    nullptr;
+
+}  // namespace fjord::detail

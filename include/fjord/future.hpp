@@ -1,0 +1,129 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <stdexcept>
+#include <utility>
+
+#include "fjord/detail/completion_latch.hpp"
+#include "fjord/detail/futex.hpp"
+#include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/result_slot.hpp"
+
+namespace fjord {
+
+namespace detail {
+
+// The state a submitted job shares with its future: one allocation holds the
+// job, the callable and the result. Two references (job, future); the last
+// one to let go frees it, so the future may outlive the pool.
+template <class T>
+struct future_state : job {
+  using destroy_fn = void (*)(future_state*) noexcept;
+
+  future_state(job::execute_fn exec, destroy_fn destroy, pool_core* p) noexcept
+      : job(exec), destroy_(destroy), pool(p) {}
+
+  void release() noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      destroy_(this);
+    }
+  }
+
+  destroy_fn destroy_;
+  std::atomic<std::uint32_t> refs_{2};
+  pool_core* pool;
+  completion_latch latch{1};
+  result_slot<T> result;
+};
+
+}  // namespace detail
+
+// The result of pool::submit: a move-only handle in the manner of std::future.
+// get() returns the value or rethrows the job's exception; waiting from a
+// worker of the same pool runs other jobs meanwhile instead of blocking.
+template <class T>
+class [[nodiscard]] future {
+ public:
+  future() noexcept = default;
+  explicit future(detail::future_state<T>* state) noexcept : state_(state) {}
+  future(future&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+  future& operator=(future&& other) noexcept {
+    if (this != &other) {
+      reset();
+      state_ = std::exchange(other.state_, nullptr);
+    }
+    return *this;
+  }
+  future(const future&) = delete;
+  future& operator=(const future&) = delete;
+  ~future() { reset(); }
+
+  bool valid() const noexcept { return state_ != nullptr; }
+
+  // True once the result (value or exception) is available.
+  bool ready() const {
+    check_valid("ready");
+    return state_->latch.done();
+  }
+
+  void wait() const {
+    check_valid("wait");
+    if (!state_->latch.done()) {
+      state_->pool->wait(state_->latch);
+    }
+  }
+
+  // Sleeps at most timeout_duration; std::future_status::ready or ::timeout.
+  template <class Rep, class Period>
+  std::future_status wait_for(const std::chrono::duration<Rep, Period>& timeout_duration) const {
+    return wait_until(std::chrono::steady_clock::now() + timeout_duration);
+  }
+
+  template <class Clock, class Duration>
+  std::future_status wait_until(const std::chrono::time_point<Clock, Duration>& deadline) const {
+    check_valid("wait_until");
+    auto& latch = state_->latch;
+    if (latch.done() || latch.set_waiter(detail::completion_latch::foreign_waiter)) {
+      return std::future_status::ready;
+    }
+    while (!latch.done()) {
+      const auto left = deadline - Clock::now();
+      if (left <= Duration::zero()) {
+        return std::future_status::timeout;
+      }
+      detail::futex_wait_for(latch.futex_address(), latch.count(),
+                             std::chrono::duration_cast<std::chrono::nanoseconds>(left));
+    }
+    return std::future_status::ready;
+  }
+
+  // Waits, then returns the result or rethrows; leaves the future invalid.
+  T get() {
+    wait();
+    future keep = std::move(*this);  // released when get() returns
+    auto& result = keep.state_->result;
+    if (result.has_error()) {
+      std::rethrow_exception(result.error());
+    }
+    return result.take();
+  }
+
+ private:
+  void check_valid(const char* what) const {
+    if (state_ == nullptr) {
+      throw std::future_error(std::future_errc::no_state);
+    }
+    static_cast<void>(what);
+  }
+  void reset() noexcept {
+    if (state_ != nullptr) {
+      std::exchange(state_, nullptr)->release();
+    }
+  }
+
+  detail::future_state<T>* state_ = nullptr;
+};
+
+}  // namespace fjord

@@ -1,0 +1,238 @@
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <ranges>
+#include <type_traits>
+#include <utility>
+
+#include "fjord/detail/job_heap.hpp"
+#include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/result_slot.hpp"
+#include "fjord/future.hpp"
+#include "fjord/pool_options.hpp"
+#include "fjord/pool_stats.hpp"
+#include "fjord/shutdown_error.hpp"
+
+namespace fjord {
+
+namespace detail {
+
+// A fire-and-forget job: the callable lives in a block from the submitting
+// worker's job heap (operator new from other threads).
+template <class F>
+struct posted_job final : job {
+  posted_job(F&& f, pool_core* p) : job(&execute), fn(std::move(f)), pool(p) {}
+
+  static void execute(job* j) noexcept {
+    auto* self = static_cast<posted_job*>(j);
+    pool_core* p = self->pool;
+    try {
+      std::invoke(self->fn);
+    } catch (...) {
+      p->report_unhandled(std::current_exception());
+    }
+    self->~posted_job();
+    job_heap::deallocate(self);
+  }
+
+  F fn;
+  pool_core* pool;
+};
+
+template <class F, class T>
+struct submitted_job final : future_state<T> {
+  submitted_job(F&& f, pool_core* p)
+      : future_state<T>(&execute, &destroy, p), fn(std::move(f)) {}
+
+  static void execute(job* j) noexcept {
+    auto* self = static_cast<submitted_job*>(j);
+    self->result.run(self->fn);
+    self->pool->count_down(self->latch);
+    self->release();
+  }
+  static void destroy(future_state<T>* s) noexcept {
+    auto* self = static_cast<submitted_job*>(s);
+    self->~submitted_job();
+    job_heap::deallocate(self);
+  }
+
+  F fn;
+};
+
+template <class T>
+T* make_job_in(job_heap* heap, auto&&... args) {
+  void* mem = job_heap::allocate(heap, sizeof(T));
+  try {
+    return ::new (mem) T(std::forward<decltype(args)>(args)...);
+  } catch (...) {
+    job_heap::deallocate(mem);
+    throw;
+  }
+}
+
+}  // namespace detail
+
+// A set of worker threads with work-stealing deques. Work enters through
+// post/submit/invoke (or fjord::join, task_group, ...). Destroying a pool runs
+// every job already submitted, then joins the workers; submitting from outside
+// the pool after destruction began throws fjord::shutdown_error.
+class pool {
+ public:
+  // workers = available_cpus(), default options.
+  pool() : pool(pool_options{}) {}
+  explicit pool(const pool_options& options)
+      : core_(std::make_unique<detail::pool_core>(options)) {
+    core_->public_pool = this;
+  }
+  pool(const pool&) = delete;
+  pool& operator=(const pool&) = delete;
+  ~pool() = default;
+
+  std::size_t size() const noexcept { return core_->size(); }
+
+  // Runs f() on some worker; its exception goes to the pool's
+  // unhandled_exception_handler.
+  template <class F>
+    requires std::invocable<std::decay_t<F>&>
+  void post(F&& f) {
+    using job_t = detail::posted_job<std::decay_t<F>>;
+    detail::worker* w = detail::current_worker;
+    const bool own = (w != nullptr && w->pool == core_.get());
+    auto* j = detail::make_job_in<job_t>(own ? &w->heap : nullptr, std::forward<F>(f), core_.get());
+    try {
+      enqueue(j, own ? w : nullptr);
+    } catch (...) {
+      destroy_unrun(j);
+      throw;
+    }
+  }
+
+  // Posts every callable in the range with one enqueue operation.
+  template <std::ranges::input_range R>
+    requires std::invocable<std::decay_t<std::ranges::range_reference_t<R>>&>
+  void post_bulk(R&& callables) {
+    using fn_t = std::decay_t<std::ranges::range_reference_t<R>>;
+    using job_t = detail::posted_job<fn_t>;
+    detail::worker* w = detail::current_worker;
+    detail::job_heap* heap = (w != nullptr && w->pool == core_.get()) ? &w->heap : nullptr;
+    detail::job* first = nullptr;
+    detail::job* last = nullptr;
+    try {
+      for (auto&& f : callables) {
+        auto* j = detail::make_job_in<job_t>(heap, fn_t(std::forward<decltype(f)>(f)), core_.get());
+        if (last == nullptr) {
+          first = j;
+        } else {
+          last->next.store(j, std::memory_order_relaxed);
+        }
+        last = j;
+      }
+      if (first != nullptr) {
+        core_->inject(first, last);
+      }
+    } catch (...) {
+      while (first != nullptr) {
+        detail::job* next = first->next.load(std::memory_order_relaxed);
+        destroy_unrun(static_cast<job_t*>(first));
+        first = next;
+      }
+      throw;
+    }
+  }
+
+  // Runs f() on some worker; the future gives its result or exception.
+  template <class F>
+    requires std::invocable<std::decay_t<F>&>
+  [[nodiscard]] auto submit(F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>> {
+    using value_t = std::invoke_result_t<std::decay_t<F>&>;
+    using job_t = detail::submitted_job<std::decay_t<F>, value_t>;
+    detail::worker* w = detail::current_worker;
+    const bool own = (w != nullptr && w->pool == core_.get());
+    // Never from the worker heap: the shared state may outlive the pool.
+    auto* j = detail::make_job_in<job_t>(nullptr, std::forward<F>(f), core_.get());
+    future<value_t> result(j);
+    try {
+      enqueue(j, own ? w : nullptr);
+    } catch (...) {
+      j->release();  // the job's reference; `result` drops the other
+      throw;
+    }
+    return result;
+  }
+
+  // Runs f() on a worker of this pool and returns its result (or rethrows).
+  // From one of this pool's workers, simply calls f().
+  template <class F>
+    requires std::invocable<F&>
+  decltype(auto) invoke(F&& f) {
+    using value_t = std::invoke_result_t<F&>;
+    detail::worker* w = detail::current_worker;
+    if (w != nullptr && w->pool == core_.get()) {
+      return std::invoke(f);
+    }
+    struct invoke_job final : detail::job {
+      invoke_job(F& fn, detail::pool_core* p) : job(&execute), f(fn), pool(p) {}
+      static void execute(job* j) noexcept {
+        auto* self = static_cast<invoke_job*>(j);
+        self->result.run(self->f);
+        self->pool->count_down(self->latch);
+      }
+      F& f;
+      detail::pool_core* pool;
+      detail::completion_latch latch{1};
+      detail::result_slot<value_t> result;
+    };
+    invoke_job j(f, core_.get());
+    core_->inject(&j, &j);
+    core_->wait(j.latch);
+    if (j.result.has_error()) {
+      std::rethrow_exception(j.result.error());
+    }
+    return static_cast<value_t>(j.result.take());
+  }
+
+  // Counters of every worker, readable at any time.
+  pool_stats stats() const { return core_->stats(); }
+
+  // True when the calling thread is one of this pool's workers.
+  bool owns_current_thread() const noexcept {
+    const detail::worker* w = detail::current_worker;
+    return w != nullptr && w->pool == core_.get();
+  }
+
+  detail::pool_core& core() noexcept { return *core_; }
+
+ private:
+  void enqueue(detail::job* j, detail::worker* own) {
+    if (own != nullptr && own->deque.push(j)) {
+      core_->notify_local_push();
+      return;
+    }
+    core_->inject(j, j);
+  }
+
+  // Frees a job that was built but could not be enqueued.
+  template <class Job>
+  static void destroy_unrun(Job* j) noexcept {
+    j->~Job();
+    detail::job_heap::deallocate(j);
+  }
+
+  std::unique_ptr<detail::pool_core> core_;
+};
+
+// The pool whose worker is running the calling thread, or nullptr.
+inline pool* current_pool() noexcept {
+  const detail::worker* w = detail::current_worker;
+  return w != nullptr ? static_cast<pool*>(w->pool->public_pool) : nullptr;
+}
+
+// The process-wide pool, created on first use with available_cpus() workers
+// (or FJORD_WORKERS from the environment, if set to a positive number).
+pool& default_pool();
+
+}  // namespace fjord

@@ -1,0 +1,106 @@
+#include <cstdlib>
+#include <new>
+
+#include "fjord/detail/job_heap.hpp"
+
+namespace fjord::detail {
+
+namespace {
+
+constexpr std::size_t slab_size = 64 * 1024;
+constexpr std::size_t no_class = ~std::uint32_t{0};
+
+constexpr std::size_t class_block_size(std::size_t cls) { return std::size_t{64} << cls; }
+
+std::size_t class_for(std::size_t total) {
+  for (std::size_t c = 0; c < job_heap::class_count; ++c) {
+    if (total <= class_block_size(c)) {
+      return c;
+    }
+  }
+  return no_class;
+}
+
+}  // namespace
+
+job_heap::~job_heap() {
+  for (void* s : slabs_) {
+    ::operator delete(s, std::align_val_t{64});
+  }
+}
+
+void* job_heap::allocate(job_heap* heap, std::size_t size) {
+  const std::size_t total = size + header_size;
+  const std::size_t cls = class_for(total);
+  if (heap == nullptr || cls == no_class) {
+    auto* h = static_cast<header*>(::operator new(total, std::align_val_t{16}));
+    h->owner = nullptr;
+    h->size_class = static_cast<std::uint32_t>(no_class);
+    return reinterpret_cast<char*>(h) + header_size;
+  }
+  return heap->allocate_from_class(cls);
+}
+
+void* job_heap::allocate_from_class(std::size_t cls) {
+  if (local_[cls] == nullptr) {
+    // Reclaim what other threads freed before cutting a new slab.
+    local_[cls] = remote_[cls].exchange(nullptr, std::memory_order_acquire);
+    if (local_[cls] == nullptr) {
+      refill(cls);
+    }
+  }
+  block* b = local_[cls];
+  local_[cls] = b->next;
+  allocated_.store(allocated_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  auto* h = reinterpret_cast<header*>(b);
+  h->owner = this;
+  h->size_class = static_cast<std::uint32_t>(cls);
+  return reinterpret_cast<char*>(h) + header_size;
+}
+
+void job_heap::refill(std::size_t cls) {
+  const std::size_t bs = class_block_size(cls);
+  char* slab = static_cast<char*>(::operator new(slab_size, std::align_val_t{64}));
+  slabs_.push_back(slab);
+  block* list = nullptr;
+  for (std::size_t off = slab_size; off >= bs; off -= bs) {
+    auto* b = reinterpret_cast<block*>(slab + off - bs);
+    b->next = list;
+    list = b;
+  }
+  local_[cls] = list;
+}
+
+void job_heap::deallocate(void* p) noexcept {
+  auto* h = reinterpret_cast<header*>(static_cast<char*>(p) - header_size);
+  job_heap* owner = h->owner;
+  if (owner == nullptr) {
+    ::operator delete(h, std::align_val_t{16});
+    return;
+  }
+  const std::size_t cls = h->size_class;
+  auto* b = reinterpret_cast<block*>(h);
+  if (owner == current_job_heap()) {
+    owner->free_local(b, cls);
+  } else {
+    owner->free_remote(b, cls);
+  }
+}
+
+void job_heap::free_local(block* b, std::size_t cls) noexcept {
+  b->next = local_[cls];
+  local_[cls] = b;
+  freed_local_.store(freed_local_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+void job_heap::free_remote(block* b, std::size_t cls) noexcept {
+  // Release publishes b->next to the owner's acquire exchange.
+  block* head = remote_[cls].load(std::memory_order_relaxed);
+  do {
+    b->next = head;
+  } while (!remote_[cls].compare_exchange_weak(head, b, std::memory_order_release,
+                                               std::memory_order_relaxed));
+  freed_remote_.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace fjord::detail

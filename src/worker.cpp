@@ -1,0 +1,338 @@
+// The worker side of the scheduler: the main loop, searching for work,
+// sleeping and waking. docs/scheduler.md argues why no wake-up is lost.
+
+#include <chrono>
+#include <utility>
+
+#include "fjord/detail/pool_core.hpp"
+
+namespace fjord::detail {
+
+namespace {
+
+// External work is checked at least this often by a busy worker, so a worker
+// with an endless supply of its own jobs cannot starve submitted work.
+constexpr std::uint32_t injection_check_interval = 61;
+// Jobs taken from an injection queue at once; all but one go on the deque.
+constexpr std::size_t injection_batch = 16;
+
+}  // namespace
+
+void pool_core::worker_main(worker& w) noexcept {
+  current_worker = &w;
+  while (true) {
+    job* j = nullptr;
+    if (++w.ticks >= injection_check_interval) {
+      w.ticks = 0;
+      j = take_injected(w);
+    }
+    if (j == nullptr) {
+      j = w.deque.pop();
+    }
+    if (j != nullptr && w.searching) {
+      stop_thief(w, true);
+    }
+    if (j == nullptr) {
+      j = search(w, nullptr);
+    }
+    if (j != nullptr) {
+      run(w, j);
+      continue;
+    }
+    if (!sleep(w, nullptr)) {
+      break;
+    }
+  }
+  current_worker = nullptr;
+}
+
+void pool_core::wait_until(worker& w, completion_latch& latch) noexcept {
+  if (latch.set_waiter(w.index + 1)) {
+    latch.reset_waiter();
+    return;
+  }
+  while (!latch.done()) {
+    job* j = w.deque.pop();
+    if (j != nullptr && w.searching) {
+      stop_thief(w, true);
+    }
+    if (j == nullptr) {
+      j = search(w, &latch);
+    }
+    if (j != nullptr) {
+      run(w, j);
+      continue;
+    }
+    if (latch.done()) {
+      break;
+    }
+    // A worker with a job on its stack cannot see the pool terminate: the
+    // last idle worker only ends it when every worker is idle in its loop.
+    static_cast<void>(sleep(w, &latch));
+  }
+  if (w.searching) {
+    stop_thief(w, false);
+  }
+  latch.reset_waiter();
+}
+
+void pool_core::wait(completion_latch& latch) noexcept {
+  worker* w = current_worker;
+  if (w != nullptr && w->pool == this) {
+    wait_until(*w, latch);
+    return;
+  }
+  // A short spin catches joins that finish within a few microseconds
+  // without a futex round trip; then sleep.
+  for (int i = 0; i < 256; ++i) {
+    if (latch.done()) {
+      return;
+    }
+    cpu_relax();
+  }
+  if (latch.set_waiter(completion_latch::foreign_waiter)) {
+    latch.reset_waiter();
+    return;
+  }
+  latch.wait_foreign();
+  latch.reset_waiter();
+}
+
+job* pool_core::take_injected(worker& w) noexcept {
+  const std::size_t shards = shard_mask_ + 1;
+  for (std::size_t k = 0; k < shards; ++k) {
+    shard& s = shards_[(w.index + k) & shard_mask_];
+    if (!s.queue.maybe_nonempty() || !s.queue.try_lock_consumer()) {
+      continue;
+    }
+    job* batch[injection_batch];
+    std::size_t n = 0;
+    while (n < injection_batch) {
+      job* j = s.queue.pop();
+      if (j == nullptr) {
+        break;
+      }
+      batch[n++] = j;
+    }
+    s.queue.unlock_consumer();
+    if (n == 0) {
+      continue;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      w.counters.injected_taken.bump();
+    }
+    // Oldest first: push the rest newest-first so pop() returns them in order.
+    bool pushed = false;
+    for (std::size_t i = n; i-- > 1;) {
+      if (!w.deque.push(batch[i])) {
+        // Deque full (deep recursion in progress): hand the rest back.
+        batch[i]->next.store(nullptr, std::memory_order_relaxed);
+        for (std::size_t k2 = i; k2-- > 1;) {
+          batch[k2]->next.store(batch[k2 + 1], std::memory_order_relaxed);
+        }
+        s.queue.push_chain(batch[1], batch[i]);
+        break;
+      }
+      pushed = true;
+    }
+    if (pushed) {
+      notify_local_push();
+    }
+    return batch[0];
+  }
+  return nullptr;
+}
+
+job* pool_core::steal_round(worker& w) noexcept {
+  const std::size_t n = workers_.size();
+  // xorshift64: a random first victim spreads thieves over victims.
+  std::uint64_t x = w.rng;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  w.rng = x;
+  const std::size_t start = static_cast<std::size_t>(x % n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t v = (start + k) % n;
+    if (v == w.index) {
+      continue;
+    }
+    work_stealing_deque& victim = workers_[v]->deque;
+    if (!victim.maybe_nonempty()) {
+      continue;
+    }
+    job* j = nullptr;
+    if (victim.steal(j) == work_stealing_deque::steal_result::success) {
+      w.counters.steals.bump();
+      return j;
+    }
+    w.counters.failed_steals.bump();
+  }
+  return nullptr;
+}
+
+void pool_core::become_thief(worker& w) noexcept {
+  if (!w.searching) {
+    census_.fetch_add(thief_one, std::memory_order_seq_cst);
+    w.searching = true;
+  }
+  // After this, every owner either sees us in the census (and fences) or has
+  // made its bottom store visible to us (docs/scheduler.md, "Owner pop").
+  heavy_fence();
+}
+
+void pool_core::stop_thief(worker& w, bool found_work) noexcept {
+  const std::uint64_t old = census_.fetch_sub(thief_one, std::memory_order_acq_rel);
+  w.searching = false;
+  // The last searcher to find work hands the baton on: there may be more
+  // work than one worker can take (Go's and Tokio's rule).
+  if (found_work && (old & thief_mask) == 1 && (old >> 32) != 0) {
+    wake_one_sleeper();
+  }
+}
+
+job* pool_core::search(worker& w, const completion_latch* until) noexcept {
+  if (job* j = take_injected(w)) {
+    if (w.searching) {
+      stop_thief(w, true);
+    }
+    return j;
+  }
+  const bool can_steal = workers_.size() > 1;
+  if (can_steal) {
+    become_thief(w);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint32_t round = 1;; ++round) {
+    job* j = can_steal ? steal_round(w) : nullptr;
+    if (j == nullptr) {
+      j = take_injected(w);
+    }
+    if (j != nullptr) {
+      if (w.searching) {
+        stop_thief(w, true);
+      }
+      return j;
+    }
+    if (until != nullptr && until->done()) {
+      break;
+    }
+    if ((round & 15) == 0 && std::chrono::steady_clock::now() - start >= spin_budget_) {
+      break;
+    }
+    for (int i = 0; i < 4; ++i) {
+      cpu_relax();
+    }
+  }
+  if (w.searching) {
+    stop_thief(w, false);
+  }
+  return nullptr;
+}
+
+bool pool_core::any_work_visible() const noexcept {
+  for (std::size_t i = 0; i <= shard_mask_; ++i) {
+    if (shards_[i].queue.maybe_nonempty()) {
+      return true;
+    }
+  }
+  for (const auto& w : workers_) {
+    if (w->deque.maybe_nonempty()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool pool_core::sleep(worker& w, const completion_latch* until) noexcept {
+  {
+    std::lock_guard lock(idle_mutex_);
+    w.idle_position = idle_.size();
+    idle_.push_back(&w);
+    w.idle_in_main_loop = (until == nullptr);
+    if (w.idle_in_main_loop) {
+      ++idle_main_loop_;
+    }
+    census_.fetch_add(sleeper_one, std::memory_order_seq_cst);
+  }
+  // Pairs with the light fence of every pusher: either its job is visible to
+  // the check below, or our census entry is visible to its wake-up check.
+  heavy_fence();
+  bool ready = exit_.load(std::memory_order_acquire) || any_work_visible() ||
+               (until != nullptr && until->done());
+  bool ended_pool = false;
+  if (!ready && until == nullptr && stopping_.load(std::memory_order_seq_cst)) {
+    std::lock_guard lock(idle_mutex_);
+    // Every worker idle in its main loop, nothing queued: nothing can create
+    // work any more, so the pool has drained.
+    if (idle_main_loop_ == workers_.size() && !any_work_visible()) {
+      exit_.store(true, std::memory_order_release);
+      ended_pool = true;
+      ready = true;
+    }
+  }
+  if (ended_pool) {
+    for (const auto& other : workers_) {
+      other->sleeper.unpark();
+    }
+  }
+  if (!ready) {
+    w.counters.parks.bump();
+    w.sleeper.park();
+    w.counters.wakeups.bump();
+  }
+  bool as_searcher = false;
+  {
+    std::lock_guard lock(idle_mutex_);
+    if (w.idle_position != ~std::size_t{0}) {
+      worker* last = idle_.back();
+      idle_[w.idle_position] = last;
+      last->idle_position = w.idle_position;
+      idle_.pop_back();
+      w.idle_position = ~std::size_t{0};
+      if (w.idle_in_main_loop) {
+        --idle_main_loop_;
+      }
+      census_.fetch_sub(sleeper_one, std::memory_order_relaxed);
+    }
+    as_searcher = std::exchange(w.woken_as_searcher, false);
+  }
+  if (as_searcher) {
+    w.searching = true;  // the waker counted us as a thief already
+  }
+  if (exit_.load(std::memory_order_acquire)) {
+    if (w.searching) {
+      stop_thief(w, false);
+    }
+    return false;
+  }
+  return true;
+}
+
+void pool_core::wake_one_sleeper() noexcept {
+  worker* target = nullptr;
+  {
+    std::lock_guard lock(idle_mutex_);
+    if (idle_.empty()) {
+      return;
+    }
+    target = idle_.back();
+    idle_.pop_back();
+    target->idle_position = ~std::size_t{0};
+    if (target->idle_in_main_loop) {
+      --idle_main_loop_;
+    }
+    target->woken_as_searcher = true;
+    // One RMW: one more thief, one fewer sleeper (mod 2^64 arithmetic).
+    census_.fetch_add(thief_one - sleeper_one, std::memory_order_seq_cst);
+  }
+  target->sleeper.unpark();
+}
+
+void pool_core::wake_all() noexcept {
+  for (const auto& w : workers_) {
+    w->sleeper.unpark();
+  }
+}
+
+}  // namespace fjord::detail

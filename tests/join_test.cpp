@@ -1,0 +1,126 @@
+#include "fjord/join.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace {
+
+long fib(fjord::pool& p, int n);
+
+long fib_on_worker(int n) {
+  if (n < 2) {
+    return n;
+  }
+  auto [a, b] = fjord::join([&] { return fib_on_worker(n - 1); }, [&] { return fib_on_worker(n - 2); });
+  return a + b;
+}
+
+long fib(fjord::pool& p, int n) {
+  return p.invoke([&] { return fib_on_worker(n); });
+}
+
+TEST(join, returns_both_results) {
+  auto [a, b] = fjord::join([] { return 1; }, [] { return std::string("two"); });
+  EXPECT_EQ(a, 1);
+  EXPECT_EQ(b, "two");
+}
+
+TEST(join, void_closures_return_void) {
+  int x = 0;
+  int y = 0;
+  fjord::join([&] { x = 1; }, [&] { y = 2; });
+  EXPECT_EQ(x + y, 3);
+  static_assert(std::is_void_v<decltype(fjord::join([] {}, [] {}))>);
+}
+
+TEST(join, mixed_void_and_reference_results) {
+  int target = 7;
+  auto [v, r] = fjord::join([] {}, [&]() -> int& { return target; });
+  static_cast<void>(v);
+  r.get() = 8;
+  EXPECT_EQ(target, 8);
+}
+
+TEST(join, move_only_results) {
+  auto [a, b] = fjord::join([] { return std::make_unique<int>(3); }, [] { return std::make_unique<int>(4); });
+  EXPECT_EQ(*a + *b, 7);
+}
+
+TEST(join, recursive_fib_on_several_pool_sizes) {
+  for (std::size_t workers : {1u, 2u, 3u, 4u}) {
+    fjord::pool p(fjord::pool_options{.workers = workers});
+    EXPECT_EQ(fib(p, 22), 17711) << workers << " workers";
+  }
+}
+
+TEST(join, from_outside_uses_default_pool) {
+  EXPECT_EQ(fib_on_worker(18), 2584);
+}
+
+TEST(join, exception_from_a_reaches_caller_after_b_finished) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  std::atomic<bool> b_done{false};
+  EXPECT_THROW(p.invoke([&] {
+    fjord::join([] { throw std::runtime_error("a"); },
+                [&] {
+                  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                  b_done = true;
+                });
+  }),
+               std::runtime_error);
+  EXPECT_TRUE(b_done.load());
+}
+
+TEST(join, exception_from_b_reaches_caller) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  try {
+    p.invoke([&] { fjord::join([] {}, [] { throw std::logic_error("b"); }); });
+    FAIL() << "no exception";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "b");
+  }
+}
+
+TEST(join, when_both_throw_first_wins_and_second_is_counted) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  try {
+    p.invoke([&] {
+      fjord::join([] { throw std::runtime_error("a"); }, [] { throw std::logic_error("b"); });
+    });
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "a");
+  }
+  EXPECT_EQ(p.stats().suppressed_exceptions, 1u);
+}
+
+TEST(join, on_explicit_pool_runs_there) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  auto [a, b] = fjord::join(p, [&] { return p.owns_current_thread(); }, [&] { return p.owns_current_thread(); });
+  EXPECT_TRUE(a);
+  EXPECT_TRUE(b);
+}
+
+TEST(join, both_sides_run_in_parallel_when_b_blocks_for_a) {
+  // b waits for a flag that a sets only after b started: completes only if b
+  // is stolen and runs concurrently with a.
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  std::atomic<bool> b_started{false};
+  p.invoke([&] {
+    fjord::join(
+        [&] {
+          while (!b_started.load()) {
+            std::this_thread::yield();
+          }
+        },
+        [&] { b_started = true; });
+  });
+  SUCCEED();
+}
+
+}  // namespace

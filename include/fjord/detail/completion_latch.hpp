@@ -47,7 +47,8 @@ class completion_latch {
 
   // Registers the waiter; returns true if the count was already zero.
   bool set_waiter(std::uint32_t waiter) noexcept {
-    std::uint64_t old = word_.load(std::memory_order_relaxed);
+    // acquire: on "already zero" the caller reads what the completers wrote.
+    std::uint64_t old = word_.load(std::memory_order_acquire);
     std::uint64_t desired = 0;
     do {
       if (count_of(old) == 0) {

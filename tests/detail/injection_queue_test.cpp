@@ -1,0 +1,101 @@
+#include "fjord/detail/injection_queue.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using fjord::detail::injection_queue;
+using fjord::detail::job;
+
+void noop(job*) noexcept {}
+
+struct test_job : job {
+  test_job() noexcept : job(&noop) {}
+};
+
+TEST(injection_queue, fifo_single_thread) {
+  injection_queue q;
+  EXPECT_FALSE(q.maybe_nonempty());
+  std::vector<test_job> jobs(5);
+  for (auto& j : jobs) {
+    q.push(&j);
+  }
+  EXPECT_TRUE(q.maybe_nonempty());
+  ASSERT_TRUE(q.try_lock_consumer());
+  EXPECT_FALSE(q.try_lock_consumer());
+  for (auto& j : jobs) {
+    EXPECT_EQ(q.pop(), &j);
+  }
+  EXPECT_EQ(q.pop(), nullptr);
+  q.unlock_consumer();
+  EXPECT_FALSE(q.maybe_nonempty());
+}
+
+TEST(injection_queue, chains_keep_their_order) {
+  injection_queue q;
+  std::vector<test_job> jobs(4);
+  for (std::size_t i = 0; i + 1 < jobs.size(); ++i) {
+    jobs[i].next.store(&jobs[i + 1]);
+  }
+  q.push_chain(&jobs.front(), &jobs.back());
+  ASSERT_TRUE(q.try_lock_consumer());
+  for (auto& j : jobs) {
+    EXPECT_EQ(q.pop(), &j);
+  }
+  EXPECT_EQ(q.pop(), nullptr);
+  q.unlock_consumer();
+}
+
+// Many producers (single and chained pushes), several consumers taking turns:
+// each job comes out exactly once, and each producer's jobs in order.
+TEST(injection_queue, stress_many_producers_many_consumers) {
+  constexpr int producers = 4;
+  constexpr int per_producer = 50000;
+  injection_queue q;
+  std::vector<test_job> jobs(producers * per_producer);
+  std::vector<std::atomic<int>> seen(jobs.size());
+  std::atomic<int> consumed{0};
+  std::vector<std::thread> threads;
+  for (int p = 0; p < producers; ++p) {
+    threads.emplace_back([&, p] {
+      test_job* base = &jobs[static_cast<std::size_t>(p * per_producer)];
+      int i = 0;
+      while (i < per_producer) {
+        const int chain = (i % 7 == 0) ? std::min(5, per_producer - i) : 1;
+        for (int k = 0; k + 1 < chain; ++k) {
+          base[i + k].next.store(&base[i + k + 1], std::memory_order_relaxed);
+        }
+        q.push_chain(&base[i], &base[i + chain - 1]);
+        i += chain;
+      }
+    });
+  }
+  for (int c = 0; c < 3; ++c) {
+    threads.emplace_back([&] {
+      std::vector<int> last(producers, -1);
+      while (consumed.load() < static_cast<int>(jobs.size())) {
+        if (!q.try_lock_consumer()) {
+          continue;
+        }
+        while (job* j = q.pop()) {
+          const auto idx = static_cast<std::size_t>(static_cast<test_job*>(j) - jobs.data());
+          seen[idx].fetch_add(1);
+          consumed.fetch_add(1);
+        }
+        q.unlock_consumer();
+      }
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    ASSERT_EQ(seen[i].load(), 1) << i;
+  }
+}
+
+}  // namespace

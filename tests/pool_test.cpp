@@ -1,0 +1,201 @@
+#include "fjord/pool.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fjord/join.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(pool, available_cpus_is_positive) { EXPECT_GE(fjord::available_cpus(), 1u); }
+
+TEST(pool, default_size_is_available_cpus) {
+  fjord::pool p;
+  EXPECT_EQ(p.size(), fjord::available_cpus());
+}
+
+TEST(pool, bad_options_name_the_value) {
+  auto message_of = [](const fjord::pool_options& o) {
+    try {
+      fjord::pool p(o);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message_of({.workers = 0}).find("workers"), std::string::npos);
+  EXPECT_NE(message_of({.workers = 0}).find("got 0"), std::string::npos);
+  EXPECT_NE(message_of({.workers = 100000}).find("got 100000"), std::string::npos);
+  EXPECT_NE(message_of({.spin_budget = std::chrono::microseconds(-5)}).find("got -5us"),
+            std::string::npos);
+  EXPECT_NE(message_of({.deque_capacity = 100}).find("got 100"), std::string::npos);
+}
+
+TEST(pool, post_runs_every_job_before_destruction) {
+  std::atomic<int> count{0};
+  {
+    fjord::pool p(fjord::pool_options{.workers = 2});
+    for (int i = 0; i < 10000; ++i) {
+      p.post([&] { count.fetch_add(1, std::memory_order_relaxed); });
+    }
+  }
+  EXPECT_EQ(count.load(), 10000);
+}
+
+TEST(pool, post_bulk_runs_every_job) {
+  std::atomic<int> count{0};
+  {
+    fjord::pool p(fjord::pool_options{.workers = 2});
+    std::vector<std::function<void()>> jobs(5000, [&] { count.fetch_add(1); });
+    p.post_bulk(jobs);
+  }
+  EXPECT_EQ(count.load(), 5000);
+}
+
+TEST(pool, jobs_posted_by_jobs_during_shutdown_still_run) {
+  std::atomic<int> count{0};
+  {
+    fjord::pool p(fjord::pool_options{.workers = 2});
+    for (int i = 0; i < 100; ++i) {
+      p.post([&] {
+        std::this_thread::sleep_for(100us);
+        fjord::pool* self = fjord::current_pool();
+        for (int k = 0; k < 10; ++k) {
+          self->post([&] { count.fetch_add(1); });
+        }
+      });
+    }
+  }
+  EXPECT_EQ(count.load(), 1000);
+}
+
+TEST(pool, submit_after_shutdown_began_throws) {
+  auto p = std::make_unique<fjord::pool>(fjord::pool_options{.workers = 1});
+  std::atomic<bool> release{false};
+  std::atomic<bool> started{false};
+  p->post([&] {
+    started = true;
+    while (!release.load()) {
+      std::this_thread::sleep_for(100us);
+    }
+  });
+  while (!started.load()) {
+    std::this_thread::yield();
+  }
+  fjord::pool* raw = p.get();
+  std::thread destroyer([&] { p.reset(); });
+  // Submit until the destructor has begun; then it must throw.
+  bool threw = false;
+  for (int i = 0; i < 100000 && !threw; ++i) {
+    try {
+      raw->post([] {});
+    } catch (const fjord::shutdown_error& e) {
+      threw = true;
+      EXPECT_NE(std::string(e.what()).find("shutting down"), std::string::npos);
+    }
+    std::this_thread::sleep_for(10us);
+  }
+  release = true;
+  destroyer.join();
+  EXPECT_TRUE(threw);
+}
+
+TEST(pool, unhandled_exception_goes_to_the_handler) {
+  std::atomic<int> handled{0};
+  {
+    fjord::pool_options o;
+    o.workers = 2;
+    o.unhandled_exception_handler = [&](std::exception_ptr e) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::runtime_error&) {
+        handled.fetch_add(1);
+      }
+    };
+    fjord::pool p(o);
+    for (int i = 0; i < 10; ++i) {
+      p.post([] { throw std::runtime_error("boom"); });
+    }
+  }
+  EXPECT_EQ(handled.load(), 10);
+}
+
+TEST(pool, unhandled_exception_terminates_by_default) {
+  EXPECT_DEATH(
+      {
+        fjord::pool p(fjord::pool_options{.workers = 1});
+        p.post([] { throw std::runtime_error("boom in post"); });
+      },
+      "boom in post");
+}
+
+TEST(pool, invoke_returns_value_and_runs_on_worker) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  EXPECT_EQ(p.invoke([&] { return p.owns_current_thread() ? 1 : 0; }), 1);
+  EXPECT_FALSE(p.owns_current_thread());
+  EXPECT_THROW(p.invoke([]() -> int { throw std::out_of_range("x"); }), std::out_of_range);
+}
+
+TEST(pool, invoke_across_pools) {
+  fjord::pool a(fjord::pool_options{.workers = 1});
+  fjord::pool b(fjord::pool_options{.workers = 1});
+  const int r = a.invoke([&] { return b.invoke([&] { return b.owns_current_thread() ? 5 : 0; }); });
+  EXPECT_EQ(r, 5);
+}
+
+TEST(pool, idle_pool_parks_its_workers) {
+  fjord::pool p(fjord::pool_options{.workers = 2, .spin_budget = 10us});
+  p.invoke([] {});
+  std::this_thread::sleep_for(50ms);
+  const auto before = p.stats().total();
+  std::this_thread::sleep_for(50ms);
+  const auto after = p.stats().total();
+  EXPECT_GE(before.parks, 2u);
+  // Nobody woke up while there was no work.
+  EXPECT_EQ(after.wakeups, before.wakeups);
+}
+
+TEST(pool, counters_count) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  for (int i = 0; i < 100; ++i) {
+    p.post([] {});
+  }
+  p.invoke([] {});
+  std::this_thread::sleep_for(10ms);
+  const auto s = p.stats();
+  ASSERT_EQ(s.workers.size(), 2u);
+  EXPECT_GE(s.total().jobs_run, 101u);
+  EXPECT_GE(s.total().injected_taken, 101u);
+}
+
+TEST(pool, pools_created_and_destroyed_in_a_loop) {
+  for (int i = 0; i < 50; ++i) {
+    fjord::pool p(fjord::pool_options{.workers = 1 + static_cast<std::size_t>(i % 3)});
+    std::atomic<int> n{0};
+    p.post([&] { n.fetch_add(1); });
+    if (i % 2 == 0) {
+      EXPECT_EQ(p.invoke([&] { return 1; }), 1);
+    }
+  }
+  SUCCEED();
+}
+
+TEST(pool, thread_names) {
+  fjord::pool p(fjord::pool_options{.workers = 1, .name = "myname"});
+  const std::string name = p.invoke([] {
+    char buf[32] = {};
+    pthread_getname_np(pthread_self(), buf, sizeof(buf));
+    return std::string(buf);
+  });
+  EXPECT_EQ(name, "myname-0");
+}
+
+}  // namespace

@@ -22,9 +22,8 @@ int main(int argc, char** argv) {
   std::printf("fib(%d) = %ld in %.2f ms on %zu workers\n", n, result, took.count(),
               fjord::default_pool().size());
   const auto total = fjord::default_pool().stats().total();
-  std::printf("jobs run %llu, steals %llu, parks %llu\n",
-              static_cast<unsigned long long>(total.jobs_run),
-              static_cast<unsigned long long>(total.steals),
-              static_cast<unsigned long long>(total.parks));
+  std::printf(
+      "jobs run %llu, steals %llu, parks %llu\n", static_cast<unsigned long long>(total.jobs_run),
+      static_cast<unsigned long long>(total.steals), static_cast<unsigned long long>(total.parks));
   return 0;
 }

@@ -38,7 +38,9 @@ bool futex_wait_for(const void* word, std::uint32_t expected,
   return !(rc == -1 && errno == ETIMEDOUT);
 }
 
-void futex_wake_one(const void* word) noexcept { futex_call(word, FUTEX_WAKE_PRIVATE, 1, nullptr); }
+void futex_wake_one(const void* word) noexcept {
+  futex_call(word, FUTEX_WAKE_PRIVATE, 1, nullptr);
+}
 
 void futex_wake_all(const void* word) noexcept {
   futex_call(word, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr);

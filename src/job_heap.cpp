@@ -10,7 +10,9 @@ namespace {
 constexpr std::size_t slab_size = 64 * 1024;
 constexpr std::size_t no_class = ~std::uint32_t{0};
 
-constexpr std::size_t class_block_size(std::size_t cls) { return std::size_t{64} << cls; }
+constexpr std::size_t class_block_size(std::size_t cls) {
+  return std::size_t{64} << cls;
+}
 
 std::size_t class_for(std::size_t total) {
   for (std::size_t c = 0; c < job_heap::class_count; ++c) {
@@ -25,7 +27,7 @@ std::size_t class_for(std::size_t total) {
 
 job_heap::~job_heap() {
   for (void* s : slabs_) {
-    ::operator delete(s, std::align_val_t{64});
+    ::operator delete (s, std::align_val_t{64});
   }
 }
 
@@ -33,7 +35,7 @@ void* job_heap::allocate(job_heap* heap, std::size_t size) {
   const std::size_t total = size + header_size;
   const std::size_t cls = class_for(total);
   if (heap == nullptr || cls == no_class) {
-    auto* h = static_cast<header*>(::operator new(total, std::align_val_t{16}));
+    auto* h = static_cast<header*>(::operator new (total, std::align_val_t{16}));
     h->owner = nullptr;
     h->size_class = static_cast<std::uint32_t>(no_class);
     return reinterpret_cast<char*>(h) + header_size;
@@ -60,7 +62,7 @@ void* job_heap::allocate_from_class(std::size_t cls) {
 
 void job_heap::refill(std::size_t cls) {
   const std::size_t bs = class_block_size(cls);
-  char* slab = static_cast<char*>(::operator new(slab_size, std::align_val_t{64}));
+  char* slab = static_cast<char*>(::operator new (slab_size, std::align_val_t{64}));
   slabs_.push_back(slab);
   block* list = nullptr;
   for (std::size_t off = slab_size; off >= bs; off -= bs) {
@@ -75,7 +77,7 @@ void job_heap::deallocate(void* p) noexcept {
   auto* h = reinterpret_cast<header*>(static_cast<char*>(p) - header_size);
   job_heap* owner = h->owner;
   if (owner == nullptr) {
-    ::operator delete(h, std::align_val_t{16});
+    ::operator delete (h, std::align_val_t{16});
     return;
   }
   const std::size_t cls = h->size_class;

@@ -196,5 +196,4 @@ pool& default_pool() {
   return instance;
 }
 
-
 }  // namespace fjord

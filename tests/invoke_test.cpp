@@ -14,8 +14,9 @@ TEST(invoke, single_closure) {
 }
 
 TEST(invoke, many_results_in_argument_order) {
-  auto [a, b, c, d, e] = fjord::invoke([] { return 1; }, [] { return 2.5; },
-                                       [] { return std::string("three"); }, [] {}, [] { return 'e'; });
+  auto [a, b, c, d, e] =
+      fjord::invoke([] { return 1; }, [] { return 2.5; }, [] { return std::string("three"); },
+                    [] {}, [] { return 'e'; });
   EXPECT_EQ(a, 1);
   EXPECT_EQ(b, 2.5);
   EXPECT_EQ(c, "three");

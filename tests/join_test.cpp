@@ -16,7 +16,8 @@ long fib_on_worker(int n) {
   if (n < 2) {
     return n;
   }
-  auto [a, b] = fjord::join([&] { return fib_on_worker(n - 1); }, [&] { return fib_on_worker(n - 2); });
+  auto [a, b] =
+      fjord::join([&] { return fib_on_worker(n - 1); }, [&] { return fib_on_worker(n - 2); });
   return a + b;
 }
 
@@ -47,7 +48,8 @@ TEST(join, mixed_void_and_reference_results) {
 }
 
 TEST(join, move_only_results) {
-  auto [a, b] = fjord::join([] { return std::make_unique<int>(3); }, [] { return std::make_unique<int>(4); });
+  auto [a, b] =
+      fjord::join([] { return std::make_unique<int>(3); }, [] { return std::make_unique<int>(4); });
   EXPECT_EQ(*a + *b, 7);
 }
 
@@ -101,7 +103,8 @@ TEST(join, when_both_throw_first_wins_and_second_is_counted) {
 
 TEST(join, on_explicit_pool_runs_there) {
   fjord::pool p(fjord::pool_options{.workers = 2});
-  auto [a, b] = fjord::join(p, [&] { return p.owns_current_thread(); }, [&] { return p.owns_current_thread(); });
+  auto [a, b] = fjord::join(
+      p, [&] { return p.owns_current_thread(); }, [&] { return p.owns_current_thread(); });
   EXPECT_TRUE(a);
   EXPECT_TRUE(b);
 }

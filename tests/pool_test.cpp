@@ -15,7 +15,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST(pool, available_cpus_is_positive) { EXPECT_GE(fjord::available_cpus(), 1u); }
+TEST(pool, available_cpus_is_positive) {
+  EXPECT_GE(fjord::available_cpus(), 1u);
+}
 
 TEST(pool, default_size_is_available_cpus) {
   fjord::pool p;

@@ -76,7 +76,8 @@ long count_nodes(int depth) {
   if (depth == 0) {
     return 1;
   }
-  auto [a, b] = fjord::join([=] { return count_nodes(depth - 1); }, [=] { return count_nodes(depth - 1); });
+  auto [a, b] =
+      fjord::join([=] { return count_nodes(depth - 1); }, [=] { return count_nodes(depth - 1); });
   return a + b + 1;
 }
 

@@ -31,8 +31,8 @@ auto invoke_range(Tuple& fs) {
     }
   } else {
     constexpr std::size_t mid = Lo + (Hi - Lo) / 2;
-    auto halves = join([&] { return invoke_range<Lo, mid>(fs); },
-                       [&] { return invoke_range<mid, Hi>(fs); });
+    auto halves =
+        join([&] { return invoke_range<Lo, mid>(fs); }, [&] { return invoke_range<mid, Hi>(fs); });
     return std::tuple_cat(std::move(halves.first), std::move(halves.second));
   }
 }
@@ -44,8 +44,7 @@ auto invoke_range(Tuple& fs) {
 // as detail::void_result). Exceptions follow join: the first in argument
 // order is rethrown, the others are counted as suppressed.
 template <class... Fs>
-  requires(sizeof...(Fs) >= 1 && (std::invocable<Fs&> && ...))
-auto invoke(Fs&&... fs) {
+requires(sizeof...(Fs) >= 1 && (std::invocable<Fs&> && ...)) auto invoke(Fs&&... fs) {
   auto refs = std::forward_as_tuple(fs...);
   if constexpr (detail::all_void_v<Fs...>) {
     detail::invoke_range<0, sizeof...(Fs)>(refs);

@@ -16,9 +16,8 @@ namespace fjord {
 // return void, otherwise a pair (void becomes detail::void_result, a
 // reference becomes std::reference_wrapper).
 template <class A, class B>
-using join_result_t =
-    std::conditional_t<std::is_void_v<A> && std::is_void_v<B>, void,
-                       std::pair<detail::storable_t<A>, detail::storable_t<B>>>;
+using join_result_t = std::conditional_t<std::is_void_v<A> && std::is_void_v<B>, void,
+                                         std::pair<detail::storable_t<A>, detail::storable_t<B>>>;
 
 namespace detail {
 
@@ -79,19 +78,20 @@ auto join_on_worker(worker& w, FA& a, FB& b)
 // if both throw, a's wins and b's is counted in pool_stats::suppressed_exceptions.
 // From a thread that is not a worker, the join runs on fjord::default_pool().
 template <class FA, class FB>
-  requires std::invocable<FA&> && std::invocable<FB&>
+requires std::invocable<FA&> && std::invocable<FB&>
 auto join(FA&& a, FB&& b) -> join_result_t<std::invoke_result_t<FA&>, std::invoke_result_t<FB&>> {
   detail::worker* w = detail::current_worker;
   if (w != nullptr) [[likely]] {
     return detail::join_on_worker(*w, a, b);
   }
-  return default_pool().invoke([&] { return detail::join_on_worker(*detail::current_worker, a, b); });
+  return default_pool().invoke(
+      [&] { return detail::join_on_worker(*detail::current_worker, a, b); });
 }
 
 // As join, on a given pool (runs on that pool even when called from a worker
 // of another pool).
 template <class FA, class FB>
-  requires std::invocable<FA&> && std::invocable<FB&>
+requires std::invocable<FA&> && std::invocable<FB&>
 auto join(pool& p, FA&& a, FB&& b)
     -> join_result_t<std::invoke_result_t<FA&>, std::invoke_result_t<FB&>> {
   return p.invoke([&] { return detail::join_on_worker(*detail::current_worker, a, b); });

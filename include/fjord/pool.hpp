@@ -45,8 +45,7 @@ struct posted_job final : job {
 
 template <class F, class T>
 struct submitted_job final : future_state<T> {
-  submitted_job(F&& f, pool_core* p)
-      : future_state<T>(&execute, &destroy, p), fn(std::move(f)) {}
+  submitted_job(F&& f, pool_core* p) : future_state<T>(&execute, &destroy, p), fn(std::move(f)) {}
 
   static void execute(job* j) noexcept {
     auto* self = static_cast<submitted_job*>(j);
@@ -84,8 +83,7 @@ class pool {
  public:
   // workers = available_cpus(), default options.
   pool() : pool(pool_options{}) {}
-  explicit pool(const pool_options& options)
-      : core_(std::make_unique<detail::pool_core>(options)) {
+  explicit pool(const pool_options& options) : core_(std::make_unique<detail::pool_core>(options)) {
     core_->public_pool = this;
   }
   pool(const pool&) = delete;
@@ -97,8 +95,8 @@ class pool {
   // Runs f() on some worker; its exception goes to the pool's
   // unhandled_exception_handler.
   template <class F>
-    requires std::invocable<std::decay_t<F>&>
-  void post(F&& f) {
+  requires std::invocable < std::decay_t<F>
+  & > void post(F&& f) {
     using job_t = detail::posted_job<std::decay_t<F>>;
     detail::worker* w = detail::current_worker;
     const bool own = (w != nullptr && w->pool == core_.get());
@@ -113,8 +111,8 @@ class pool {
 
   // Posts every callable in the range with one enqueue operation.
   template <std::ranges::input_range R>
-    requires std::invocable<std::decay_t<std::ranges::range_reference_t<R>>&>
-  void post_bulk(R&& callables) {
+  requires std::invocable < std::decay_t<std::ranges::range_reference_t<R>>
+  & > void post_bulk(R&& callables) {
     using fn_t = std::decay_t<std::ranges::range_reference_t<R>>;
     using job_t = detail::posted_job<fn_t>;
     detail::worker* w = detail::current_worker;
@@ -146,8 +144,8 @@ class pool {
 
   // Runs f() on some worker; the future gives its result or exception.
   template <class F>
-    requires std::invocable<std::decay_t<F>&>
-  [[nodiscard]] auto submit(F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>> {
+  requires std::invocable < std::decay_t<F>
+  & > [[nodiscard]] auto submit(F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>> {
     using value_t = std::invoke_result_t<std::decay_t<F>&>;
     using job_t = detail::submitted_job<std::decay_t<F>, value_t>;
     detail::worker* w = detail::current_worker;
@@ -167,7 +165,7 @@ class pool {
   // Runs f() on a worker of this pool and returns its result (or rethrows).
   // From one of this pool's workers, simply calls f().
   template <class F>
-    requires std::invocable<F&>
+  requires std::invocable<F&>
   decltype(auto) invoke(F&& f) {
     using value_t = std::invoke_result_t<F&>;
     detail::worker* w = detail::current_worker;

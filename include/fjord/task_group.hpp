@@ -71,9 +71,8 @@ class task_group {
   }
 
   template <class F>
-    requires std::invocable<std::decay_t<F>&> ||
-             std::invocable<std::decay_t<F>&, std::stop_token>
-  void run(F&& f) {
+  requires std::invocable < std::decay_t<F>
+  & > || std::invocable<std::decay_t<F>&, std::stop_token> void run(F&& f) {
     using job_t = detail::group_job<std::decay_t<F>>;
     detail::worker* w = detail::current_worker;
     const bool own = (w != nullptr && w->pool == pool_);

@@ -93,7 +93,9 @@ void hammer(int thieves, int rounds) {
   std::vector<std::atomic<int>> taken(static_cast<std::size_t>(total));
   std::atomic<bool> done{false};
   std::atomic<int> registered{0};
-  auto index_of = [&](job* j) { return static_cast<std::size_t>(static_cast<test_job*>(j) - jobs.data()); };
+  auto index_of = [&](job* j) {
+    return static_cast<std::size_t>(static_cast<test_job*>(j) - jobs.data());
+  };
 
   std::vector<std::thread> pool;
   for (int t = 0; t < thieves; ++t) {
@@ -146,7 +148,11 @@ void hammer(int thieves, int rounds) {
   }
 }
 
-TEST(work_stealing_deque, stress_exactly_once_one_thief) { hammer(1, 200000); }
-TEST(work_stealing_deque, stress_exactly_once_three_thieves) { hammer(3, 200000); }
+TEST(work_stealing_deque, stress_exactly_once_one_thief) {
+  hammer(1, 200000);
+}
+TEST(work_stealing_deque, stress_exactly_once_three_thieves) {
+  hammer(3, 200000);
+}
 
 }  // namespace

@@ -36,9 +36,7 @@ class injection_queue {
   void push(job* j) noexcept { push_chain(j, j); }
 
   // Racy hint: false means the queue was empty at some recent instant.
-  bool maybe_nonempty() const noexcept {
-    return tail_.load(std::memory_order_acquire) != &stub_;
-  }
+  bool maybe_nonempty() const noexcept { return tail_.load(std::memory_order_acquire) != &stub_; }
 
   bool try_lock_consumer() noexcept {
     return !consumer_busy_.load(std::memory_order_relaxed) &&

@@ -17,6 +17,8 @@ struct job {
   std::atomic<job*> next{nullptr};
 };
 
-inline void run_job(job* j) noexcept { j->execute(j); }
+inline void run_job(job* j) noexcept {
+  j->execute(j);
+}
 
 }  // namespace fjord::detail

@@ -58,7 +58,7 @@ class job_heap {
 
   std::array<block*, class_count> local_{};
   std::vector<void*> slabs_;
-  std::atomic<std::int64_t> allocated_{0};  // owner-written only
+  std::atomic<std::int64_t> allocated_{0};    // owner-written only
   std::atomic<std::int64_t> freed_local_{0};  // owner-written only
   std::atomic<std::int64_t> freed_remote_{0};
   alignas(128) std::array<std::atomic<block*>, class_count> remote_{};

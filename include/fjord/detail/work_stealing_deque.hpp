@@ -124,7 +124,9 @@ class work_stealing_deque {
  private:
   // The slots are plain job* (calloc'd, implicit lifetime) accessed only
   // through atomic_ref.
-  std::atomic_ref<job*> slot(std::int64_t i) noexcept { return std::atomic_ref<job*>(slots_[i & mask_]); }
+  std::atomic_ref<job*> slot(std::int64_t i) noexcept {
+    return std::atomic_ref<job*>(slots_[i & mask_]);
+  }
 
   // Owner-side line.
   alignas(false_sharing_range) std::atomic<std::int64_t> bottom_{0};

@@ -18,7 +18,9 @@ class pool_core;
 // read-modify-write, readable from any thread at any time.
 class owned_counter {
  public:
-  void bump() noexcept { value_.store(value_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  void bump() noexcept {
+    value_.store(value_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   std::uint64_t read() const noexcept { return value_.load(std::memory_order_relaxed); }
 
  private:
@@ -39,7 +41,10 @@ struct worker_counters {
 struct alignas(false_sharing_range) worker {
   worker(pool_core& owner, std::uint32_t idx, std::size_t deque_capacity,
          const std::atomic<std::uint64_t>& census, std::uint64_t thief_mask)
-      : deque(deque_capacity, census, thief_mask), pool(&owner), index(idx), rng(idx * 2654435761u + 1) {}
+      : deque(deque_capacity, census, thief_mask),
+        pool(&owner),
+        index(idx),
+        rng(idx * 2654435761u + 1) {}
 
   work_stealing_deque deque;
   pool_core* const pool;
@@ -48,8 +53,8 @@ struct alignas(false_sharing_range) worker {
   parker sleeper;
   worker_counters counters;
   std::uint64_t rng;
-  bool searching = false;     // counted as a thief in the census
-  std::uint32_t ticks = 0;    // jobs run since the injection queues were last checked
+  bool searching = false;   // counted as a thief in the census
+  std::uint32_t ticks = 0;  // jobs run since the injection queues were last checked
 
   // idle: guarded by pool_core::idle_mutex_
   std::size_t idle_position = ~std::size_t{0};

@@ -7,7 +7,8 @@
 
 int main() {
   fjord::pool pool(fjord::pool_options{.workers = 2});
-  auto [a, b] = fjord::join(pool, [] { return 20; }, [] { return 22; });
+  auto [a, b] = fjord::join(
+      pool, [] { return 20; }, [] { return 22; });
   auto answer = pool.submit([&] { return a + b; });
   fjord::task_group group(pool);
   group.run([] {});

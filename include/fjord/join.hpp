@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "fjord/detail/config.hpp"
 #include "fjord/detail/join_job.hpp"
 #include "fjord/detail/result_slot.hpp"
 #include "fjord/detail/worker.hpp"
@@ -21,51 +22,78 @@ using join_result_t = std::conditional_t<std::is_void_v<A> && std::is_void_v<B>,
 
 namespace detail {
 
+// Calls f and returns its result in storable form (void as void_result).
+template <class F>
+FJORD_ALWAYS_INLINE storable_t<std::invoke_result_t<F&>> invoke_storable(F& f) {
+  if constexpr (std::is_void_v<std::invoke_result_t<F&>>) {
+    std::invoke(f);
+    return {};
+  } else {
+    return std::invoke(f);
+  }
+}
+
+// Both sides have run (each result holds a value or an exception): rethrow
+// a's exception, else b's, else return both values.
+template <class RA, class RB>
+auto join_finish(worker& w, result_slot<RA>& ra, result_slot<RB>& rb) -> join_result_t<RA, RB> {
+  if (ra.has_error()) {
+    if (rb.has_error()) {
+      w.pool->count_suppressed();
+    }
+    std::rethrow_exception(ra.error());
+  }
+  if (rb.has_error()) {
+    std::rethrow_exception(rb.error());
+  }
+  if constexpr (std::is_void_v<RA> && std::is_void_v<RB>) {
+    return;
+  } else {
+    return {ra.take_storable(), rb.take_storable()};
+  }
+}
+
+// Inlined into the caller, so a join costs no call and no frame of its own
+// (callgrind, fib(27): 96 instructions per join before, 76 after).
 template <class FA, class FB>
-auto join_on_worker(worker& w, FA& a, FB& b)
+FJORD_ALWAYS_INLINE auto join_on_worker(worker& w, FA& a, FB& b)
     -> join_result_t<std::invoke_result_t<FA&>, std::invoke_result_t<FB&>> {
   using ra_t = std::invoke_result_t<FA&>;
   using rb_t = std::invoke_result_t<FB&>;
   join_job<FB, rb_t> jb(b, w);
   result_slot<ra_t> ra;
-  if (w.deque.push(&jb)) [[likely]] {
-    w.pool->notify_local_push();
-    ra.run(a);
-    while (true) {
-      job* j = w.deque.pop();
-      if (j == &jb) [[likely]] {
-        // Not stolen (the common case): call b directly.
-        w.counters.jobs_run.bump();
-        jb.result.run(b);
-        break;
-      }
-      if (j == nullptr) {
-        // Stolen: help until the thief is done with it.
-        w.pool->wait_until(w, jb.latch);
-        break;
-      }
-      // Work that a pushed without waiting for (task_group children, posts).
-      w.counters.jobs_run.bump();
-      run_job(j);
-    }
-  } else {
+  if (!w.deque.push(&jb)) [[unlikely]] {
     // Deque full: this deep, running sequentially loses nothing.
     ra.run(a);
     jb.result.run(b);
+    return join_finish(w, ra, jb.result);
   }
-  if (ra.has_error()) {
-    if (jb.result.has_error()) {
-      w.pool->count_suppressed();
+  w.pool->notify_local_push();
+  ra.run(a);
+  job* j = nullptr;
+  while ((j = w.deque.pop()) != &jb) {
+    if (j == nullptr) {
+      // Stolen: help until the thief is done with it.
+      w.pool->wait_until(w, jb.latch);
+      return join_finish(w, ra, jb.result);
     }
-    std::rethrow_exception(ra.error());
+    // Work that a pushed without waiting for (task_group children, posts).
+    w.counters.jobs_run.bump();
+    run_job(j);
   }
-  if (jb.result.has_error()) {
-    std::rethrow_exception(jb.result.error());
+  // Not stolen (the common case): call b directly.
+  w.counters.jobs_run.bump();
+  if (ra.has_error()) [[unlikely]] {
+    jb.result.run(b);
+    return join_finish(w, ra, jb.result);
   }
+  // a finished cleanly, so an exception from b may simply propagate.
   if constexpr (std::is_void_v<ra_t> && std::is_void_v<rb_t>) {
+    std::invoke(b);
     return;
   } else {
-    return {ra.take_storable(), jb.result.take_storable()};
+    auto&& first = ra.take_storable();
+    return {std::move(first), invoke_storable(b)};
   }
 }
 

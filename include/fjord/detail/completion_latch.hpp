@@ -26,6 +26,12 @@ class completion_latch {
   explicit completion_latch(std::uint32_t count = 0, std::uint32_t waiter = no_waiter) noexcept
       : word_(pack(count, waiter)) {}
 
+  struct raw_word {
+    std::uint64_t value;
+  };
+  // From a word made by pack() ahead of time (a worker's join word).
+  explicit completion_latch(raw_word w) noexcept : word_(w.value) {}
+
   void add(std::uint32_t n = 1) {
     const std::uint64_t old = word_.fetch_add(n, std::memory_order_relaxed);
     if (count_of(old) + std::uint64_t{n} > 0xFFFF'FFFFu) {

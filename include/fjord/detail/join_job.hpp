@@ -14,17 +14,17 @@ namespace fjord::detail {
 template <class F, class T>
 struct join_job final : job {
   join_job(F& f, worker& owner) noexcept
-      : job(&execute), fn(f), pool(owner.pool), latch(1, owner.index + 1) {}
+      : job(&execute), fn(f), latch(completion_latch::raw_word{owner.join_latch_word}) {}
 
+  // Only thieves get here, and a thief is a worker of the joiner's pool.
   static void execute(job* j) noexcept {
     auto* self = static_cast<join_job*>(j);
     self->result.run(self->fn);
     // The joiner may return (destroying *self) as soon as the count drops.
-    self->pool->count_down(self->latch);
+    current_worker->pool->count_down(self->latch);
   }
 
   F& fn;
-  pool_core* pool;
   completion_latch latch;
   result_slot<T> result;
 };

@@ -44,11 +44,14 @@ struct alignas(false_sharing_range) worker {
       : deque(deque_capacity, census, thief_mask),
         pool(&owner),
         index(idx),
+        join_latch_word(((std::uint64_t{idx} + 1) << 32) | 1),
         rng(idx * 2654435761u + 1) {}
 
   work_stealing_deque deque;
   pool_core* const pool;
   const std::uint32_t index;
+  // A join's completion_latch word (count 1, this worker waiting), ready-made.
+  const std::uint64_t join_latch_word;
   job_heap heap;
   parker sleeper;
   worker_counters counters;

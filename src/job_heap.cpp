@@ -1,3 +1,5 @@
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
@@ -9,6 +11,8 @@ namespace {
 
 constexpr std::size_t slab_size = 64 * 1024;
 constexpr std::size_t no_class = ~std::uint32_t{0};
+// An over-aligned block: the header's owner field holds the raw allocation.
+constexpr std::size_t aligned_class = no_class - 1;
 
 constexpr std::size_t class_block_size(std::size_t cls) {
   return std::size_t{64} << cls;
@@ -31,11 +35,24 @@ job_heap::~job_heap() {
   }
 }
 
-void* job_heap::allocate(job_heap* heap, std::size_t size) {
+void* job_heap::allocate(job_heap* heap, std::size_t size, std::size_t align) {
+  if (align > header_size) {
+    // Room for the header in front of the first aligned address.
+    char* raw = static_cast<char*>(::operator new(size + header_size + align));
+    const auto base = reinterpret_cast<std::uintptr_t>(raw);
+    const std::uintptr_t payload = (base + header_size + align - 1) / align * align;
+    auto* h = reinterpret_cast<header*>(raw + (payload - base) - header_size);
+    h->owner = reinterpret_cast<job_heap*>(raw);
+    h->size_class = static_cast<std::uint32_t>(aligned_class);
+    return raw + (payload - base);
+  }
   const std::size_t total = size + header_size;
   const std::size_t cls = class_for(total);
   if (heap == nullptr || cls == no_class) {
-    auto* h = static_cast<header*>(::operator new (total, std::align_val_t{16}));
+    // Plain operator new: malloc's fast path, already 16-byte aligned
+    // (aligned new takes glibc's much slower memalign path).
+    static_assert(alignof(std::max_align_t) >= header_size);
+    auto* h = static_cast<header*>(::operator new(total));
     h->owner = nullptr;
     h->size_class = static_cast<std::uint32_t>(no_class);
     return reinterpret_cast<char*>(h) + header_size;
@@ -76,8 +93,12 @@ void job_heap::refill(std::size_t cls) {
 void job_heap::deallocate(void* p) noexcept {
   auto* h = reinterpret_cast<header*>(static_cast<char*>(p) - header_size);
   job_heap* owner = h->owner;
+  if (h->size_class == aligned_class) {
+    ::operator delete(reinterpret_cast<void*>(owner));
+    return;
+  }
   if (owner == nullptr) {
-    ::operator delete (h, std::align_val_t{16});
+    ::operator delete(h);
     return;
   }
   const std::size_t cls = h->size_class;

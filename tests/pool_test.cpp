@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fjord/join.hpp"
+#include "fjord/task_group.hpp"
 
 namespace {
 
@@ -137,6 +138,23 @@ TEST(pool, unhandled_exception_terminates_by_default) {
         p.post([] { throw std::runtime_error("boom in post"); });
       },
       "boom in post");
+}
+
+TEST(pool, lvalue_callables_are_copied) {
+  std::atomic<int> n{0};
+  {
+    fjord::pool p(fjord::pool_options{.workers = 2});
+    auto bump = [&n] { n.fetch_add(1); };
+    p.post(bump);
+    auto f = p.submit(bump);
+    f.get();
+    fjord::task_group g(p);
+    g.run(bump);
+    g.wait();
+    const std::function<void()> fn = bump;
+    p.post(fn);
+  }
+  EXPECT_EQ(n.load(), 4);
 }
 
 TEST(pool, invoke_returns_value_and_runs_on_worker) {

@@ -25,7 +25,8 @@ namespace detail {
 // worker's job heap (operator new from other threads).
 template <class F>
 struct posted_job final : job {
-  posted_job(F&& f, pool_core* p) : job(&execute), fn(std::move(f)), pool(p) {}
+  template <class G>
+  posted_job(G&& g, pool_core* p) : job(&execute), fn(std::forward<G>(g)), pool(p) {}
 
   static void execute(job* j) noexcept {
     auto* self = static_cast<posted_job*>(j);
@@ -45,7 +46,9 @@ struct posted_job final : job {
 
 template <class F, class T>
 struct submitted_job final : future_state<T> {
-  submitted_job(F&& f, pool_core* p) : future_state<T>(&execute, &destroy, p), fn(std::move(f)) {}
+  template <class G>
+  submitted_job(G&& g, pool_core* p)
+      : future_state<T>(&execute, &destroy, p), fn(std::forward<G>(g)) {}
 
   static void execute(job* j) noexcept {
     auto* self = static_cast<submitted_job*>(j);
@@ -64,7 +67,7 @@ struct submitted_job final : future_state<T> {
 
 template <class T>
 T* make_job_in(job_heap* heap, auto&&... args) {
-  void* mem = job_heap::allocate(heap, sizeof(T));
+  void* mem = job_heap::allocate(heap, sizeof(T), alignof(T));
   try {
     return ::new (mem) T(std::forward<decltype(args)>(args)...);
   } catch (...) {

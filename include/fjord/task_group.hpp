@@ -30,7 +30,8 @@ struct group_access;
 
 template <class F>
 struct group_job final : job {
-  group_job(F&& f, task_group* g) : job(&execute), fn(std::move(f)), group(g) {}
+  template <class G>
+  group_job(G&& f, task_group* g) : job(&execute), fn(std::forward<G>(f)), group(g) {}
   static void execute(job* j) noexcept;
   F fn;
   task_group* group;

@@ -53,6 +53,17 @@ TEST(job_heap, large_and_heapless_requests_use_operator_new) {
   job_heap::deallocate(none);
 }
 
+TEST(job_heap, over_aligned_requests) {
+  job_heap heap;
+  for (std::size_t align : {32u, 64u, 128u, 4096u}) {
+    void* p = job_heap::allocate(&heap, 100, align);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % align, 0u) << align;
+    std::memset(p, 3, 100);
+    job_heap::deallocate(p);
+  }
+  EXPECT_EQ(heap.live_blocks(), 0);
+}
+
 TEST(job_heap, every_size_class) {
   job_heap heap;
   for (std::size_t size : {1u, 48u, 49u, 112u, 240u, 496u, 497u}) {

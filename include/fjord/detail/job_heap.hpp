@@ -28,8 +28,9 @@ class job_heap {
   job_heap& operator=(const job_heap&) = delete;
 
   // Allocates from this heap (owner thread only) or, with heap == nullptr,
-  // from operator new. Returns storage aligned to 16 bytes.
-  static void* allocate(job_heap* heap, std::size_t size);
+  // from operator new. Returns storage aligned to `align` (16 unless the
+  // object is over-aligned, which always takes the operator new path).
+  static void* allocate(job_heap* heap, std::size_t size, std::size_t align = 16);
   // Any thread.
   static void deallocate(void* p) noexcept;
 

@@ -1,0 +1,105 @@
+// The cfsched seed: sum of 10,000,000 ints (uniform 0..10, mt19937 seed 42)
+// with a grain size. One round = one sum, in milliseconds.
+#include <future>
+#include <numeric>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "common/harness.hpp"
+#include "fjord/join.hpp"
+
+#ifdef BENCH_HAVE_TBB
+#include <tbb/blocked_range.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_reduce.h>
+#include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
+#endif
+
+namespace {
+
+long long sum_fjord(std::span<const int> d, std::size_t grain) {
+  if (d.size() <= grain) {
+    return std::accumulate(d.begin(), d.end(), 0LL);
+  }
+  const std::size_t mid = d.size() / 2;
+  auto [l, r] = fjord::join([&] { return sum_fjord(d.first(mid), grain); },
+                            [&] { return sum_fjord(d.subspan(mid), grain); });
+  return l + r;
+}
+
+// cppreference's std::async example: the upper half on a new thread.
+long long sum_async(const int* b, const int* e, std::size_t grain) {
+  const auto len = static_cast<std::size_t>(e - b);
+  if (len < grain) {
+    return std::accumulate(b, e, 0LL);
+  }
+  const int* mid = b + len / 2;
+  auto handle = std::async(std::launch::async, sum_async, mid, e, grain);
+  const long long sum = sum_async(b, mid, grain);
+  return sum + handle.get();
+}
+
+#ifdef BENCH_HAVE_TBB
+struct tbb_body {
+  long long sum = 0;
+  tbb_body() = default;
+  tbb_body(tbb_body&, tbb::split) {}
+  void operator()(const tbb::blocked_range<const int*>& r) { sum = std::accumulate(r.begin(), r.end(), sum); }
+  void join(const tbb_body& o) { sum += o.sum; }
+};
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto a = bench::args::parse(argc, argv);
+  const long n = a.size > 0 ? a.size : 10'000'000;
+  const auto grain = static_cast<std::size_t>(a.grain > 0 ? a.grain : 10000);
+  std::vector<int> data(static_cast<std::size_t>(n));
+  std::mt19937 rng(42);
+  std::uniform_int_distribution<int> dist(0, 10);
+  for (int& x : data) {
+    x = dist(rng);
+  }
+  const long long expected = std::accumulate(data.begin(), data.end(), 0LL);
+  const double leaves = static_cast<double>((static_cast<std::size_t>(n) + grain - 1) / grain);
+  auto timed = [&](auto&& compute) {
+    return [&, compute] {
+      const auto start = bench::clock::now();
+      const long long got = compute();
+      const double ms = bench::since_ms(start);
+      bench::check("parallel_sum", got, expected);
+      return ms;
+    };
+  };
+  if (a.impl == "accumulate") {
+    bench::run_rounds(a, "ms", 1, timed([&] { return std::accumulate(data.begin(), data.end(), 0LL); }));
+  } else if (a.impl == "fjord") {
+    fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
+    bench::run_rounds(a, "ms", leaves, timed([&] { return pool.invoke([&] { return sum_fjord(data, grain); }); }));
+  } else if (a.impl == "std-async") {
+    bench::run_rounds(a, "ms", leaves, timed([&] { return sum_async(data.data(), data.data() + n, grain); }));
+#ifdef BENCH_HAVE_TBB
+  } else if (a.impl == "onetbb-simple" || a.impl == "onetbb-auto") {
+    tbb::global_control gc(tbb::global_control::max_allowed_parallelism, a.threads);
+    tbb::task_arena arena(a.threads);
+    const bool simple = a.impl == "onetbb-simple";
+    bench::run_rounds(a, "ms", leaves, timed([&] {
+                        return arena.execute([&] {
+                          tbb_body body;
+                          tbb::blocked_range<const int*> range(data.data(), data.data() + n, grain);
+                          if (simple) {
+                            tbb::parallel_reduce(range, body, tbb::simple_partitioner());
+                          } else {
+                            tbb::parallel_reduce(range, body, tbb::auto_partitioner());
+                          }
+                          return body.sum;
+                        });
+                      }));
+#endif
+  } else {
+    bench::unknown_impl(a.impl);
+  }
+}

@@ -184,9 +184,10 @@ void pool_core::become_thief(worker& w) noexcept {
 void pool_core::stop_thief(worker& w, bool found_work) noexcept {
   const std::uint64_t old = census_.fetch_sub(thief_one, std::memory_order_acq_rel);
   w.searching = false;
-  // The last searcher to find work hands the baton on: there may be more
-  // work than one worker can take (Go's and Tokio's rule).
-  if (found_work && (old & thief_mask) == 1 && (old >> 32) != 0) {
+  // The last searcher to find work hands the baton on when more work is in
+  // sight than it can take itself (Go's and Tokio's rule, minus wakes that
+  // could only find nothing: each costs a futex call on this worker's path).
+  if (found_work && (old & thief_mask) == 1 && (old >> 32) != 0 && any_work_visible()) {
     wake_one_sleeper();
   }
 }

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -68,6 +69,24 @@ inline void check(const char* what, long long got, long long expected) {
 
 using clock = std::chrono::steady_clock;
 
+// This process's peak resident set (VmHWM, KiB). Read here rather than from
+// wait4 in the driver: Linux carries the forking parent's high-water mark
+// across exec into ru_maxrss, which would floor every figure at the
+// driver's own size.
+inline long peak_rss_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmHWM:") {
+      long kib = 0;
+      status >> kib;
+      return kib;
+    }
+    status.ignore(1 << 20, '\n');
+  }
+  return -1;
+}
+
 inline double since_ms(clock::time_point start) {
   return std::chrono::duration<double, std::milli>(clock::now() - start).count();
 }
@@ -83,8 +102,10 @@ inline void run_rounds(const args& a, const char* unit, double tasks,
   }
   std::sort(v.begin(), v.end());
   const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  std::printf("RESULT {\"value\": %.6g, \"unit\": \"%s\", \"min\": %.6g, \"max\": %.6g, \"tasks\": %.0f}\n",
-              median, unit, v.front(), v.back(), tasks);
+  std::printf(
+      "RESULT {\"value\": %.6g, \"unit\": \"%s\", \"min\": %.6g, \"max\": %.6g, \"tasks\": %.0f, "
+      "\"peak_rss_kib\": %ld}\n",
+      median, unit, v.front(), v.back(), tasks, peak_rss_kib());
 }
 
 [[noreturn]] inline void unknown_impl(const std::string& impl) {

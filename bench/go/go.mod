@@ -1,0 +1,3 @@
+module fjord.dev/bench/peers
+
+go 1.21

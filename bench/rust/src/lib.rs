@@ -1,0 +1,70 @@
+//! The RESULT protocol shared with the C++ and Go programs (see
+//! bench/common/harness.hpp): one warm-up, `rounds` timed rounds, one line.
+
+use std::time::Instant;
+
+pub struct Args {
+    pub imp: String,
+    pub threads: usize,
+    pub size: u64,
+    pub rounds: usize,
+}
+
+pub fn parse_args() -> Args {
+    let argv: Vec<String> = std::env::args().collect();
+    let mut a = Args { imp: String::new(), threads: 1, size: 0, rounds: 10 };
+    let mut i = 1;
+    while i + 1 < argv.len() {
+        let v = &argv[i + 1];
+        match argv[i].as_str() {
+            "--impl" => a.imp = v.clone(),
+            "--threads" => a.threads = v.parse().expect("--threads"),
+            "--size" => a.size = v.parse().expect("--size"),
+            "--rounds" => a.rounds = v.parse().expect("--rounds"),
+            "--grain" => {}
+            other => {
+                eprintln!("unknown option {other}");
+                std::process::exit(2);
+            }
+        }
+        i += 2;
+    }
+    a
+}
+
+pub fn check(what: &str, got: u64, expected: u64) {
+    if got != expected {
+        eprintln!("WRONG RESULT in {what}: got {got}, expected {expected}");
+        std::process::exit(3);
+    }
+}
+
+pub fn run_rounds(a: &Args, unit: &str, tasks: f64, mut round: impl FnMut() -> f64) {
+    round();
+    let mut v: Vec<f64> = (0..a.rounds).map(|_| round()).collect();
+    v.sort_by(|x, y| x.partial_cmp(y).unwrap());
+    let n = v.len();
+    let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+    println!(
+        "RESULT {{\"value\": {median:.6}, \"unit\": \"{unit}\", \"min\": {:.6}, \"max\": {:.6}, \"tasks\": {tasks:.0}, \"peak_rss_kib\": {}}}",
+        v[0],
+        v[n - 1],
+        peak_rss_kib()
+    );
+}
+
+/// VmHWM from /proc/self/status, in KiB (-1 if unreadable).
+pub fn peak_rss_kib() -> i64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        })
+        .unwrap_or(-1)
+}
+
+pub fn elapsed_ms(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e3
+}

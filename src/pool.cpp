@@ -99,6 +99,7 @@ pool_core::~pool_core() {
     }
   }
   // Parked workers re-check; the last one to go idle ends the pool.
+  drained_.store(true, std::memory_order_seq_cst);
   wake_all();
   for (auto& t : threads_) {
     t.join();

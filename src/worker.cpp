@@ -30,34 +30,38 @@ void pool_core::worker_main(worker& w) noexcept {
       j = w.deque.pop();
     }
     if (j != nullptr && w.searching) {
-      stop_thief(w, true);
+      stop_thief(w);
     }
     if (j == nullptr) {
-      j = search(w, nullptr);
+      j = search(w, nullptr, deadline_t::max());
     }
     if (j != nullptr) {
       run(w, j);
       continue;
     }
-    if (!sleep(w, nullptr)) {
+    if (!sleep(w, nullptr, deadline_t::max())) {
       break;
     }
   }
   current_worker = nullptr;
 }
 
-void pool_core::wait_until(worker& w, completion_latch& latch) noexcept {
+bool pool_core::wait_until(worker& w, completion_latch& latch, deadline_t deadline) noexcept {
   if (latch.set_waiter(w.index + 1)) {
     latch.reset_waiter();
-    return;
+    return true;
   }
+  const bool timed = deadline != deadline_t::max();
   while (!latch.done()) {
+    if (timed && std::chrono::steady_clock::now() >= deadline) {
+      break;
+    }
     job* j = w.deque.pop();
     if (j != nullptr && w.searching) {
-      stop_thief(w, true);
+      stop_thief(w);
     }
     if (j == nullptr) {
-      j = search(w, &latch);
+      j = search(w, &latch, deadline);
     }
     if (j != nullptr) {
       run(w, j);
@@ -66,14 +70,20 @@ void pool_core::wait_until(worker& w, completion_latch& latch) noexcept {
     if (latch.done()) {
       break;
     }
-    // A worker with a job on its stack cannot see the pool terminate: the
-    // last idle worker only ends it when every worker is idle in its loop.
-    static_cast<void>(sleep(w, &latch));
+    // A worker with a job on its stack cannot see the pool end: the last
+    // idle worker only ends it when every worker is idle in its main loop.
+    static_cast<void>(sleep(w, &latch, deadline));
   }
   if (w.searching) {
-    stop_thief(w, false);
+    stop_thief(w);
   }
-  latch.reset_waiter();
+  // After a timeout the waiter stays registered: a later completion only
+  // leaves a stale parker token, which every park loop tolerates.
+  const bool done = latch.done();
+  if (done) {
+    latch.reset_waiter();
+  }
+  return done;
 }
 
 void pool_core::wait(completion_latch& latch) noexcept {
@@ -181,21 +191,26 @@ void pool_core::become_thief(worker& w) noexcept {
   heavy_fence();
 }
 
-void pool_core::stop_thief(worker& w, bool found_work) noexcept {
+void pool_core::stop_thief(worker& w) noexcept {
   const std::uint64_t old = census_.fetch_sub(thief_one, std::memory_order_acq_rel);
   w.searching = false;
-  // The last searcher to find work hands the baton on when more work is in
-  // sight than it can take itself (Go's and Tokio's rule, minus wakes that
-  // could only find nothing: each costs a futex call on this worker's path).
-  if (found_work && (old & thief_mask) == 1 && (old >> 32) != 0 && any_work_visible()) {
-    wake_one_sleeper();
+  // The last searcher leaving while others sleep: a pusher that saw it
+  // searching woke nobody, so it must look for work that pusher left. The
+  // heavy fence makes that push visible here, or makes our leaving visible to
+  // the pusher's census check (docs/scheduler.md, "Leaving the search").
+  // Finding more work than it takes also hands the baton on (Go's rule).
+  if ((old & thief_mask) == 1 && (old >> 32) != 0) {
+    heavy_fence();
+    if (any_work_visible()) {
+      wake_one_sleeper();
+    }
   }
 }
 
-job* pool_core::search(worker& w, const completion_latch* until) noexcept {
+job* pool_core::search(worker& w, const completion_latch* until, deadline_t deadline) noexcept {
   if (job* j = take_injected(w)) {
     if (w.searching) {
-      stop_thief(w, true);
+      stop_thief(w);
     }
     return j;
   }
@@ -211,22 +226,25 @@ job* pool_core::search(worker& w, const completion_latch* until) noexcept {
     }
     if (j != nullptr) {
       if (w.searching) {
-        stop_thief(w, true);
+        stop_thief(w);
       }
       return j;
     }
     if (until != nullptr && until->done()) {
       break;
     }
-    if ((round & 15) == 0 && std::chrono::steady_clock::now() - start >= spin_budget_) {
-      break;
+    if ((round & 15) == 0) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - start >= spin_budget_ || now >= deadline) {
+        break;
+      }
     }
     for (int i = 0; i < 4; ++i) {
       cpu_relax();
     }
   }
   if (w.searching) {
-    stop_thief(w, false);
+    stop_thief(w);
   }
   return nullptr;
 }
@@ -245,7 +263,7 @@ bool pool_core::any_work_visible() const noexcept {
   return false;
 }
 
-bool pool_core::sleep(worker& w, const completion_latch* until) noexcept {
+bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadline) noexcept {
   {
     std::lock_guard lock(idle_mutex_);
     w.idle_position = idle_.size();
@@ -262,7 +280,7 @@ bool pool_core::sleep(worker& w, const completion_latch* until) noexcept {
   bool ready = exit_.load(std::memory_order_acquire) || any_work_visible() ||
                (until != nullptr && until->done());
   bool ended_pool = false;
-  if (!ready && until == nullptr && stopping_.load(std::memory_order_seq_cst)) {
+  if (!ready && until == nullptr && drained_.load(std::memory_order_seq_cst)) {
     std::lock_guard lock(idle_mutex_);
     // Every worker idle in its main loop, nothing queued: nothing can create
     // work any more, so the pool has drained.
@@ -279,7 +297,11 @@ bool pool_core::sleep(worker& w, const completion_latch* until) noexcept {
   }
   if (!ready) {
     w.counters.parks.bump();
-    w.sleeper.park();
+    if (deadline == deadline_t::max()) {
+      w.sleeper.park();
+    } else {
+      w.sleeper.park_for(deadline - std::chrono::steady_clock::now());
+    }
     w.counters.wakeups.bump();
   }
   bool as_searcher = false;
@@ -303,7 +325,7 @@ bool pool_core::sleep(worker& w, const completion_latch* until) noexcept {
   }
   if (exit_.load(std::memory_order_acquire)) {
     if (w.searching) {
-      stop_thief(w, false);
+      stop_thief(w);
     }
     return false;
   }
@@ -317,7 +339,18 @@ void pool_core::wake_one_sleeper() noexcept {
     if (idle_.empty()) {
       return;
     }
-    target = idle_.back();
+    // Prefer a worker idle in its main loop: a worker parked in a join or
+    // group wait may return to its own job instead of searching.
+    std::size_t pick = idle_.size() - 1;
+    for (std::size_t i = idle_.size(); i-- > 0;) {
+      if (idle_[i]->idle_in_main_loop) {
+        pick = i;
+        break;
+      }
+    }
+    target = idle_[pick];
+    idle_[pick] = idle_.back();
+    idle_[pick]->idle_position = pick;
     idle_.pop_back();
     target->idle_position = ~std::size_t{0};
     if (target->idle_in_main_loop) {

@@ -84,6 +84,45 @@ TEST(future, waiting_inside_a_worker_helps) {
   EXPECT_EQ(r, 42);
 }
 
+TEST(future, timed_wait_inside_a_worker_helps) {
+  // One worker: the job sits on the waiting worker's own deque; a timed
+  // wait that only slept would time out forever.
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  const int r = p.invoke([&] {
+    auto inner = p.submit([] { return 5; });
+    int spins = 0;
+    while (inner.wait_for(1ms) == std::future_status::timeout) {
+      ++spins;
+    }
+    return inner.get() + (spins > 1000 ? 100 : 0);
+  });
+  EXPECT_EQ(r, 5);
+}
+
+TEST(future, timed_wait_inside_a_worker_times_out) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  std::atomic<bool> release{false};
+  std::atomic<bool> started{false};
+  auto slow = p.submit([&] {
+    started = true;
+    while (!release.load()) {
+      std::this_thread::sleep_for(100us);
+    }
+  });
+  // Running on one worker before the other waits, or the waiter could pick
+  // it up while helping and block on it.
+  while (!started.load()) {
+    std::this_thread::yield();
+  }
+  const auto status = p.invoke([&] {
+    // From a worker of the same pool, the job running elsewhere: times out.
+    return slow.wait_for(2ms);
+  });
+  EXPECT_EQ(status, std::future_status::timeout);
+  release = true;
+  slow.get();
+}
+
 TEST(future, dropped_without_get_is_freed) {
   fjord::pool p(fjord::pool_options{.workers = 2});
   for (int i = 0; i < 1000; ++i) {

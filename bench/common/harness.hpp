@@ -10,9 +10,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -101,7 +101,8 @@ inline void run_rounds(const args& a, const char* unit, double tasks,
     v.push_back(round());
   }
   std::sort(v.begin(), v.end());
-  const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  const double median =
+      v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
   std::printf(
       "RESULT {\"value\": %.6g, \"unit\": \"%s\", \"min\": %.6g, \"max\": %.6g, \"tasks\": %.0f, "
       "\"peak_rss_kib\": %ld}\n",

@@ -15,7 +15,9 @@
 
 namespace {
 
-__attribute__((noinline)) long fib_seq(int n) { return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2); }
+__attribute__((noinline)) long fib_seq(int n) {
+  return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2);
+}
 
 long fib_fjord(int n) {
   if (n < 2) {
@@ -83,12 +85,14 @@ int main(int argc, char** argv) {
     bench::run_rounds(a, "ms", calls, timed([&] { return fib_seq(n); }));
   } else if (a.impl == "fjord") {
     fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
-    bench::run_rounds(a, "ms", calls, timed([&] { return pool.invoke([&] { return fib_fjord(n); }); }));
+    bench::run_rounds(a, "ms", calls,
+                      timed([&] { return pool.invoke([&] { return fib_fjord(n); }); }));
 #ifdef BENCH_HAVE_TBB
   } else if (a.impl == "onetbb") {
     tbb::global_control gc(tbb::global_control::max_allowed_parallelism, a.threads);
     tbb::task_arena arena(a.threads);
-    bench::run_rounds(a, "ms", calls, timed([&] { return arena.execute([&] { return fib_tbb(n); }); }));
+    bench::run_rounds(a, "ms", calls,
+                      timed([&] { return arena.execute([&] { return fib_tbb(n); }); }));
 #endif
 #ifdef _OPENMP
   } else if (a.impl == "openmp") {

@@ -26,7 +26,8 @@ long long sum_fjord(long lo, long hi) {
     return lo;
   }
   const long mid = lo + (hi - lo) / 2;
-  auto [a, b] = fjord::join([=] { return sum_fjord(lo, mid); }, [=] { return sum_fjord(mid + 1, hi); });
+  auto [a, b] =
+      fjord::join([=] { return sum_fjord(lo, mid); }, [=] { return sum_fjord(mid + 1, hi); });
   return a + b;
 }
 
@@ -82,12 +83,14 @@ int main(int argc, char** argv) {
     bench::run_rounds(a, "s/round", tasks, timed([&] { return sum_seq(0, n); }));
   } else if (a.impl == "fjord") {
     fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
-    bench::run_rounds(a, "s/round", tasks, timed([&] { return pool.invoke([&] { return sum_fjord(0, n); }); }));
+    bench::run_rounds(a, "s/round", tasks,
+                      timed([&] { return pool.invoke([&] { return sum_fjord(0, n); }); }));
 #ifdef BENCH_HAVE_TBB
   } else if (a.impl == "onetbb") {
     tbb::global_control gc(tbb::global_control::max_allowed_parallelism, a.threads);
     tbb::task_arena arena(a.threads);
-    bench::run_rounds(a, "s/round", tasks, timed([&] { return arena.execute([&] { return sum_tbb(0, n); }); }));
+    bench::run_rounds(a, "s/round", tasks,
+                      timed([&] { return arena.execute([&] { return sum_tbb(0, n); }); }));
 #endif
 #ifdef _OPENMP
   } else if (a.impl == "openmp") {

@@ -46,7 +46,9 @@ struct tbb_body {
   long long sum = 0;
   tbb_body() = default;
   tbb_body(tbb_body&, tbb::split) {}
-  void operator()(const tbb::blocked_range<const int*>& r) { sum = std::accumulate(r.begin(), r.end(), sum); }
+  void operator()(const tbb::blocked_range<const int*>& r) {
+    sum = std::accumulate(r.begin(), r.end(), sum);
+  }
   void join(const tbb_body& o) { sum += o.sum; }
 };
 #endif
@@ -75,12 +77,15 @@ int main(int argc, char** argv) {
     };
   };
   if (a.impl == "accumulate") {
-    bench::run_rounds(a, "ms", 1, timed([&] { return std::accumulate(data.begin(), data.end(), 0LL); }));
+    bench::run_rounds(a, "ms", 1,
+                      timed([&] { return std::accumulate(data.begin(), data.end(), 0LL); }));
   } else if (a.impl == "fjord") {
     fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
-    bench::run_rounds(a, "ms", leaves, timed([&] { return pool.invoke([&] { return sum_fjord(data, grain); }); }));
+    bench::run_rounds(a, "ms", leaves,
+                      timed([&] { return pool.invoke([&] { return sum_fjord(data, grain); }); }));
   } else if (a.impl == "std-async") {
-    bench::run_rounds(a, "ms", leaves, timed([&] { return sum_async(data.data(), data.data() + n, grain); }));
+    bench::run_rounds(a, "ms", leaves,
+                      timed([&] { return sum_async(data.data(), data.data() + n, grain); }));
 #ifdef BENCH_HAVE_TBB
   } else if (a.impl == "onetbb-simple" || a.impl == "onetbb-auto") {
     tbb::global_control gc(tbb::global_control::max_allowed_parallelism, a.threads);

@@ -10,6 +10,7 @@
 #include "fjord/detail/futex.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/result_slot.hpp"
+#include "fjord/detail/worker.hpp"
 
 namespace fjord {
 
@@ -85,7 +86,21 @@ class [[nodiscard]] future {
   std::future_status wait_until(const std::chrono::time_point<Clock, Duration>& deadline) const {
     check_valid("wait_until");
     auto& latch = state_->latch;
-    if (latch.done() || latch.set_waiter(detail::completion_latch::foreign_waiter)) {
+    if (latch.done()) {
+      return std::future_status::ready;
+    }
+    detail::worker* w = detail::current_worker;
+    if (w != nullptr && w->pool == state_->pool) {
+      // On a worker of the job's pool: help (the job may sit on this very
+      // worker's deque), sleeping at most until the deadline.
+      const auto left = deadline - Clock::now();
+      const auto steady_deadline =
+          std::chrono::steady_clock::now() +
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(left);
+      return state_->pool->wait_until(*w, latch, steady_deadline) ? std::future_status::ready
+                                                                  : std::future_status::timeout;
+    }
+    if (latch.set_waiter(detail::completion_latch::foreign_waiter)) {
       return std::future_status::ready;
     }
     while (!latch.done()) {

@@ -82,7 +82,7 @@ class task_group {
     try {
       j = detail::make_job_in<job_t>(own ? &w->heap : nullptr, std::forward<F>(f), this);
     } catch (...) {
-      static_cast<void>(latch_.count_down());
+      pool_->count_down(latch_);
       throw;
     }
     if (own && w->deque.push(j)) {
@@ -94,7 +94,7 @@ class task_group {
     } catch (...) {
       j->~job_t();
       detail::job_heap::deallocate(j);
-      static_cast<void>(latch_.count_down());
+      pool_->count_down(latch_);
       throw;
     }
   }

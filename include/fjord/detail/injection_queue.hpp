@@ -46,18 +46,18 @@ class injection_queue {
 
   // Holder of the consumer lock only. nullptr when empty or cut (see push).
   job* pop() noexcept {
-    job* head = head_;
+    job* head = head_.load(std::memory_order_relaxed);
     job* next = head->next.load(std::memory_order_acquire);
     if (head == &stub_) {
       if (next == nullptr) {
         return nullptr;
       }
-      head_ = next;
+      head_.store(next, std::memory_order_relaxed);
       head = next;
       next = next->next.load(std::memory_order_acquire);
     }
     if (next != nullptr) {
-      head_ = next;
+      head_.store(next, std::memory_order_relaxed);
       return head;
     }
     if (head != tail_.load(std::memory_order_acquire)) {
@@ -67,7 +67,7 @@ class injection_queue {
     push(&stub_);
     next = head->next.load(std::memory_order_acquire);
     if (next != nullptr) {
-      head_ = next;
+      head_.store(next, std::memory_order_relaxed);
       return head;
     }
     return nullptr;
@@ -78,7 +78,9 @@ class injection_queue {
 
   alignas(false_sharing_range) std::atomic<job*> tail_;
   alignas(false_sharing_range) std::atomic<bool> consumer_busy_{false};
-  job* head_;
+  // Written only by the consumer-lock holder; atomic so maybe_nonempty() may
+  // read it from anywhere.
+  std::atomic<job*> head_;
   job stub_{&never_run};
 };
 

@@ -1,9 +1,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -56,8 +58,12 @@ class pool_core {
   // caller is one of this pool's workers (a draining job may still fork).
   void inject(job* first, job* last);
 
-  // A worker of this pool waits for latch, running other jobs meanwhile.
-  void wait_until(worker& w, completion_latch& latch) noexcept;
+  using deadline_t = std::chrono::steady_clock::time_point;
+
+  // A worker of this pool waits for latch, running other jobs meanwhile;
+  // gives up at deadline. Returns true when the latch is done.
+  bool wait_until(worker& w, completion_latch& latch,
+                  deadline_t deadline = deadline_t::max()) noexcept;
 
   // Signals one completion to latch's waiter, whoever it is. latch may be
   // destroyed by its waiter as soon as this starts to return.
@@ -104,18 +110,21 @@ class pool_core {
   }
   job* take_injected(worker& w) noexcept;
   job* steal_round(worker& w) noexcept;
-  job* search(worker& w, const completion_latch* until) noexcept;
+  job* search(worker& w, const completion_latch* until, deadline_t deadline) noexcept;
   void become_thief(worker& w) noexcept;
-  void stop_thief(worker& w, bool found_work) noexcept;
+  void stop_thief(worker& w) noexcept;
   bool any_work_visible() const noexcept;
-  // Parks w until woken; returns false when the pool has terminated.
-  bool sleep(worker& w, const completion_latch* until) noexcept;
+  // Parks w until woken (or deadline); returns false when the pool has ended.
+  bool sleep(worker& w, const completion_latch* until, deadline_t deadline) noexcept;
   FJORD_COLD void wake_one_sleeper() noexcept;
   void wake_all() noexcept;
   std::size_t shard_for_this_thread() const noexcept;
 
   alignas(false_sharing_range) std::atomic<std::uint64_t> census_{0};
   alignas(false_sharing_range) std::atomic<bool> stopping_{false};
+  // Set by the destructor once no foreign submitter can still be inside
+  // inject(); only then may idle workers decide that the pool has drained.
+  std::atomic<bool> drained_{false};
   std::atomic<bool> exit_{false};
   std::atomic<std::uint64_t> suppressed_{0};
 

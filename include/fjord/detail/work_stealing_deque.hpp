@@ -69,7 +69,9 @@ class work_stealing_deque {
     // census load below (docs/scheduler.md, "Owner pop").
     if (asymmetric_fences_enabled.load(std::memory_order_relaxed)) [[likely]] {
       std::atomic_signal_fence(std::memory_order_seq_cst);
-      if ((census_->load(std::memory_order_relaxed) & thief_mask_) != 0) {
+      // acquire pairs with a thief's release deregistration, so its last CAS
+      // on top is visible to our top load below (matters on ARM).
+      if ((census_->load(std::memory_order_acquire) & thief_mask_) != 0) {
         full_fence();
       }
     } else {
@@ -87,7 +89,9 @@ class work_stealing_deque {
                                         std::memory_order_relaxed)) {
         j = nullptr;
       }
-      top_cache_ = t + 1;
+      // Won or lost, top is now b + 1 (a failed CAS rewrote t with the
+      // thief's value, so t + 1 would run ahead of the real top).
+      top_cache_ = b + 1;
     }
     bottom_.store(b + 1, std::memory_order_release);
     return j;

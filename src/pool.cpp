@@ -125,9 +125,10 @@ void pool_core::inject(job* first, job* last) {
     }
   }
   s.queue.push_chain(first, last);
-  light_fence();
-  const std::uint64_t c = census_.load(std::memory_order_relaxed);
-  if ((c & thief_mask) == 0 && (c >> 32) != 0) {
+  // seq_cst pairs with the searchers' and sleepers' seq_cst census updates
+  // and queue loads: a Dekker in the single total order, free on x86.
+  const std::uint64_t c = census_.load(std::memory_order_seq_cst);
+  if ((c & searcher_mask) == 0 && (c >> 32) != 0) {
     wake_one_sleeper();
   }
   if (!own) {

@@ -30,7 +30,7 @@ void pool_core::worker_main(worker& w) noexcept {
       j = w.deque.pop();
     }
     if (j != nullptr && w.searching) {
-      stop_thief(w);
+      stop_searching(w);
     }
     if (j == nullptr) {
       j = search(w, nullptr, deadline_t::max());
@@ -58,7 +58,7 @@ bool pool_core::wait_until(worker& w, completion_latch& latch, deadline_t deadli
     }
     job* j = w.deque.pop();
     if (j != nullptr && w.searching) {
-      stop_thief(w);
+      stop_searching(w);
     }
     if (j == nullptr) {
       j = search(w, &latch, deadline);
@@ -75,7 +75,7 @@ bool pool_core::wait_until(worker& w, completion_latch& latch, deadline_t deadli
     static_cast<void>(sleep(w, &latch, deadline));
   }
   if (w.searching) {
-    stop_thief(w);
+    stop_searching(w);
   }
   // After a timeout the waiter stays registered: a later completion only
   // leaves a stale parker token, which every park loop tolerates.
@@ -181,53 +181,72 @@ job* pool_core::steal_round(worker& w) noexcept {
   return nullptr;
 }
 
-void pool_core::become_thief(worker& w) noexcept {
+void pool_core::become_searcher(worker& w) noexcept {
   if (!w.searching) {
-    census_.fetch_add(thief_one, std::memory_order_seq_cst);
+    census_.fetch_add(searcher_one, std::memory_order_seq_cst);
     w.searching = true;
   }
+}
+
+void pool_core::become_thief(worker& w) noexcept {
+  if (w.stealing) {
+    return;
+  }
+  census_.fetch_add(thief_one, std::memory_order_seq_cst);
+  w.stealing = true;
   // After this, every owner either sees us in the census (and fences) or has
   // made its bottom store visible to us (docs/scheduler.md, "Owner pop").
   heavy_fence();
 }
 
-void pool_core::stop_thief(worker& w) noexcept {
-  const std::uint64_t old = census_.fetch_sub(thief_one, std::memory_order_acq_rel);
+void pool_core::stop_searching(worker& w) noexcept {
+  const std::uint64_t leaving = searcher_one + (w.stealing ? thief_one : 0);
+  const std::uint64_t old = census_.fetch_sub(leaving, std::memory_order_seq_cst);
   w.searching = false;
+  w.stealing = false;
   // The last searcher leaving while others sleep: a pusher that saw it
-  // searching woke nobody, so it must look for work that pusher left. The
-  // heavy fence makes that push visible here, or makes our leaving visible to
-  // the pusher's census check (docs/scheduler.md, "Leaving the search").
-  // Finding more work than it takes also hands the baton on (Go's rule).
-  if ((old & thief_mask) == 1 && (old >> 32) != 0) {
-    heavy_fence();
-    if (any_work_visible()) {
-      wake_one_sleeper();
+  // searching woke nobody, so it looks for work such a pusher left and hands
+  // the baton on if it sees any (Go's rule). Exact for injected work: the
+  // pusher's seq_cst tail exchange and census load against our seq_cst
+  // decrement and tail loads (docs/scheduler.md, "Leaving the search"). A
+  // job pushed on a deque may be missed for a moment; its owner pops it.
+  if ((old & searcher_mask) == searcher_one && (old >> 32) != 0 && any_work_visible()) {
+    wake_one_sleeper();
+  }
+}
+
+bool pool_core::any_victim_has_work(const worker& w) const noexcept {
+  for (const auto& v : workers_) {
+    if (v.get() != &w && v->deque.maybe_nonempty()) {
+      return true;
     }
   }
+  return false;
 }
 
 job* pool_core::search(worker& w, const completion_latch* until, deadline_t deadline) noexcept {
   if (job* j = take_injected(w)) {
     if (w.searching) {
-      stop_thief(w);
+      stop_searching(w);
     }
     return j;
   }
+  become_searcher(w);
   const bool can_steal = workers_.size() > 1;
-  if (can_steal) {
-    become_thief(w);
-  }
   const auto start = std::chrono::steady_clock::now();
   for (std::uint32_t round = 1;; ++round) {
-    job* j = can_steal ? steal_round(w) : nullptr;
+    job* j = nullptr;
+    // Register as a thief (a heavy fence) only when a victim shows work:
+    // a pool fed only through the injection queues never pays for it.
+    if (can_steal && (w.stealing || any_victim_has_work(w))) {
+      become_thief(w);
+      j = steal_round(w);
+    }
     if (j == nullptr) {
       j = take_injected(w);
     }
     if (j != nullptr) {
-      if (w.searching) {
-        stop_thief(w);
-      }
+      stop_searching(w);
       return j;
     }
     if (until != nullptr && until->done()) {
@@ -243,9 +262,7 @@ job* pool_core::search(worker& w, const completion_latch* until, deadline_t dead
       cpu_relax();
     }
   }
-  if (w.searching) {
-    stop_thief(w);
-  }
+  stop_searching(w);
   return nullptr;
 }
 
@@ -321,11 +338,11 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
     as_searcher = std::exchange(w.woken_as_searcher, false);
   }
   if (as_searcher) {
-    w.searching = true;  // the waker counted us as a thief already
+    w.searching = true;  // the waker counted us as a searcher already
   }
   if (exit_.load(std::memory_order_acquire)) {
     if (w.searching) {
-      stop_thief(w);
+      stop_searching(w);
     }
     return false;
   }
@@ -357,8 +374,8 @@ void pool_core::wake_one_sleeper() noexcept {
       --idle_main_loop_;
     }
     target->woken_as_searcher = true;
-    // One RMW: one more thief, one fewer sleeper (mod 2^64 arithmetic).
-    census_.fetch_add(thief_one - sleeper_one, std::memory_order_seq_cst);
+    // One RMW: one more searcher, one fewer sleeper (mod 2^64 arithmetic).
+    census_.fetch_add(searcher_one - sleeper_one, std::memory_order_seq_cst);
   }
   target->sleeper.unpark();
 }

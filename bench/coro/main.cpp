@@ -34,7 +34,9 @@ task collect_all(int chains, int depth) {
   co_return sum;
 }
 
-long chain_value(int n) { return 1 + static_cast<long>(n) * (n + 1) / 2; }
+long chain_value(int n) {
+  return 1 + static_cast<long>(n) * (n + 1) / 2;
+}
 
 }  // namespace
 

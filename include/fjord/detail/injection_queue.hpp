@@ -24,9 +24,11 @@ class injection_queue {
   // Any thread. first..last must already be linked through job::next.
   void push_chain(job* first, job* last) noexcept {
     last->next.store(nullptr, std::memory_order_relaxed);
-    // acq_rel: release publishes the chain's contents to the consumer that
-    // follows the links; acquire orders us after the previous producer.
-    job* prev = tail_.exchange(last, std::memory_order_acq_rel);
+    // acq_rel would do for the queue itself (release publishes the chain,
+    // acquire orders us after the previous producer); seq_cst puts the
+    // exchange in the single total order with the pool's census operations
+    // (docs/scheduler.md, "Leaving the search"). Free on x86.
+    job* prev = tail_.exchange(last, std::memory_order_seq_cst);
     // Between the exchange and this store the queue is briefly cut: the
     // consumer sees the cut as "empty for now", and this producer's wake-up
     // (which comes after the store) brings a worker back to it.
@@ -35,8 +37,15 @@ class injection_queue {
 
   void push(job* j) noexcept { push_chain(j, j); }
 
-  // Racy hint: false means the queue was empty at some recent instant.
-  bool maybe_nonempty() const noexcept { return tail_.load(std::memory_order_acquire) != &stub_; }
+  // Racy hint: false means the queue was empty at some recent instant. Both
+  // ends are tested: the consumer can put the stub back at the tail while a
+  // producer's node is still unlinked behind head, so tail == stub alone
+  // does not mean empty; head == tail == stub does. seq_cst on the tail: see
+  // push_chain.
+  bool maybe_nonempty() const noexcept {
+    return tail_.load(std::memory_order_seq_cst) != &stub_ ||
+           head_.load(std::memory_order_relaxed) != &stub_;
+  }
 
   bool try_lock_consumer() noexcept {
     return !consumer_busy_.load(std::memory_order_relaxed) &&

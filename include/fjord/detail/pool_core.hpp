@@ -26,10 +26,14 @@ namespace fjord::detail {
 // wake-up, shutdown) are argued in docs/scheduler.md.
 class pool_core {
  public:
-  // The census word: registered thieves (searching workers) in the low half,
-  // parked workers in the high half.
+  // The census word. Bits 0-15: thieves, workers registered to steal (deque
+  // owners fence while any exist). Bits 16-31: searchers, workers looking
+  // for work (pushers wake nobody while any exist); every thief is also a
+  // searcher. Bits 32-63: parked workers.
   static constexpr std::uint64_t thief_one = 1;
-  static constexpr std::uint64_t thief_mask = 0xFFFF'FFFFu;
+  static constexpr std::uint64_t thief_mask = 0xFFFFu;
+  static constexpr std::uint64_t searcher_one = std::uint64_t{1} << 16;
+  static constexpr std::uint64_t searcher_mask = std::uint64_t{0xFFFFu} << 16;
   static constexpr std::uint64_t sleeper_one = std::uint64_t{1} << 32;
 
   explicit pool_core(const pool_options& options);
@@ -48,7 +52,7 @@ class pool_core {
   FJORD_ALWAYS_INLINE void notify_local_push() noexcept {
     light_fence();
     const std::uint64_t c = census_.load(std::memory_order_relaxed);
-    if ((c & thief_mask) == 0 && (c >> 32) != 0) [[unlikely]] {
+    if ((c & searcher_mask) == 0 && (c >> 32) != 0) [[unlikely]] {
       wake_one_sleeper();
     }
   }
@@ -111,8 +115,10 @@ class pool_core {
   job* take_injected(worker& w) noexcept;
   job* steal_round(worker& w) noexcept;
   job* search(worker& w, const completion_latch* until, deadline_t deadline) noexcept;
+  void become_searcher(worker& w) noexcept;
   void become_thief(worker& w) noexcept;
-  void stop_thief(worker& w) noexcept;
+  void stop_searching(worker& w) noexcept;
+  bool any_victim_has_work(const worker& w) const noexcept;
   bool any_work_visible() const noexcept;
   // Parks w until woken (or deadline); returns false when the pool has ended.
   bool sleep(worker& w, const completion_latch* until, deadline_t deadline) noexcept;

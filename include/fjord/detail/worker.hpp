@@ -56,7 +56,8 @@ struct alignas(false_sharing_range) worker {
   parker sleeper;
   worker_counters counters;
   std::uint64_t rng;
-  bool searching = false;   // counted as a thief in the census
+  bool searching = false;   // counted as a searcher in the census
+  bool stealing = false;    // counted as a thief too (registered with a heavy fence)
   std::uint32_t ticks = 0;  // jobs run since the injection queues were last checked
 
   // idle: guarded by pool_core::idle_mutex_

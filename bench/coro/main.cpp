@@ -2,13 +2,31 @@
 //   chain:       co_return n + co_await chain(n - 1), depth 1000 (1,001 frames)
 //   collect_all: 5000 chains of depth 50 awaited together (255,000 frames)
 // --impl reference: the plain lazy task with malloc'd frames
-// (reference_task.hpp), run inline on one thread. The compiler matters as
-// much as the library here, so bench/run builds this with g++ and clang.
+// (reference_task.hpp), run inline on one thread. --impl cppcoro and
+// --impl async_simple exist when those header libraries were found at build
+// time (FJORD_BENCH_CPPCORO_INCLUDE, FJORD_BENCH_ASYNC_SIMPLE_INCLUDE); they
+// run as the seed ran them: sync_wait / syncAwait, when_all / collectAllPara
+// with no executor (children in place). The compiler matters as much as the
+// library here, so bench/run builds this with g++ and clang.
 // Figures: microseconds per whole chain; milliseconds per collect_all.
+#include <functional>
 #include <vector>
 
 #include "common/harness.hpp"
 #include "coro/reference_task.hpp"
+
+#if defined(BENCH_HAVE_CPPCORO) && __has_include(<cppcoro/task.hpp>)
+#include <cppcoro/sync_wait.hpp>
+#include <cppcoro/task.hpp>
+#include <cppcoro/when_all.hpp>
+#define BENCH_CPPCORO 1
+#endif
+#if defined(BENCH_HAVE_ASYNC_SIMPLE) && __has_include(<async_simple/coro/Lazy.h>)
+#include <async_simple/coro/Collect.h>
+#include <async_simple/coro/Lazy.h>
+#include <async_simple/coro/SyncAwait.h>
+#define BENCH_ASYNC_SIMPLE 1
+#endif
 
 namespace {
 
@@ -43,8 +61,25 @@ long chain_value(int n) {
 int main(int argc, char** argv) {
   auto a = bench::args::parse(argc, argv);
   const bool is_collect = a.grain > 0;  // --grain = chains in collect_all mode
-  if (a.impl != "reference") {
-    bench::unknown_impl(a.impl);
+  std::function<long(int)> run_chain;
+  std::function<long(int, int)> run_collect;
+  if (a.impl == "reference") {
+    run_chain = [](int d) { return chain(d).run(); };
+    run_collect = [](int c, int d) { return collect_all(c, d).run(); };
+#ifdef BENCH_CPPCORO
+  } else if (a.impl == "cppcoro") {
+    run_chain = [](int d) { return cppcoro::sync_wait(cppcoro_chain(d)); };
+    run_collect = cppcoro_collect;
+#endif
+#ifdef BENCH_ASYNC_SIMPLE
+  } else if (a.impl == "async_simple") {
+    run_chain = [](int d) { return async_simple::coro::syncAwait(async_simple_chain(d)); };
+    run_collect = async_simple_collect;
+#endif
+  } else {
+    std::fprintf(stderr, "%s was not found when this program was built (see bench/README.md)\n",
+                 a.impl.c_str());
+    return 2;
   }
   if (!is_collect) {
     const int depth = a.size > 0 ? static_cast<int>(a.size) : 1000;
@@ -53,7 +88,7 @@ int main(int argc, char** argv) {
       const auto start = bench::clock::now();
       long sum = 0;
       for (int i = 0; i < per_round; ++i) {
-        sum += chain(depth).run();
+        sum += run_chain(depth);
       }
       const double us = bench::since_ms(start) * 1000.0 / per_round;
       bench::check("coro_chain", sum, per_round * chain_value(depth));
@@ -64,7 +99,7 @@ int main(int argc, char** argv) {
     const int chains = static_cast<int>(a.grain);
     bench::run_rounds(a, "ms/collect", static_cast<double>(chains) * (depth + 1), [&] {
       const auto start = bench::clock::now();
-      const long sum = collect_all(chains, depth).run();
+      const long sum = run_collect(chains, depth);
       const double ms = bench::since_ms(start);
       bench::check("coro_collect_all", sum, chains * chain_value(depth));
       return ms;

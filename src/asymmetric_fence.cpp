@@ -17,6 +17,7 @@ bool register_membarrier() noexcept {
 #if defined(__linux__) && defined(SYS_membarrier)
   // FJORD_SYMMETRIC_FENCES=1 forces the fallback (for testing it, and for
   // machines where IPIs are costly).
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read once, under call_once
   if (const char* env = std::getenv("FJORD_SYMMETRIC_FENCES"); env && env[0] == '1') {
     return false;
   }

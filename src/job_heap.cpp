@@ -9,7 +9,7 @@ namespace fjord::detail {
 
 namespace {
 
-constexpr std::size_t slab_size = 64 * 1024;
+constexpr std::size_t slab_size = std::size_t{64} * 1024;
 constexpr std::size_t no_class = ~std::uint32_t{0};
 // An over-aligned block: the header's owner field holds the raw allocation.
 constexpr std::size_t aligned_class = no_class - 1;

@@ -136,7 +136,7 @@ void pool_core::inject(job* first, job* last) {
   }
 }
 
-void pool_core::report_unhandled(std::exception_ptr e) noexcept {
+void pool_core::report_unhandled(const std::exception_ptr& e) noexcept {
   if (unhandled_handler_) {
     try {
       unhandled_handler_(e);
@@ -186,6 +186,7 @@ namespace fjord {
 pool& default_pool() {
   static pool instance([] {
     pool_options o;
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): read once, when the pool is first used
     if (const char* env = std::getenv("FJORD_WORKERS"); env != nullptr) {
       char* end = nullptr;
       const unsigned long n = std::strtoul(env, &end, 10);

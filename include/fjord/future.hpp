@@ -24,16 +24,16 @@ struct future_state : job {
   using destroy_fn = void (*)(future_state*) noexcept;
 
   future_state(job::execute_fn exec, destroy_fn destroy, pool_core* p) noexcept
-      : job(exec), destroy_(destroy), pool(p) {}
+      : job(exec), destroyer(destroy), pool(p) {}
 
   void release() noexcept {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      destroy_(this);
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      destroyer(this);
     }
   }
 
-  destroy_fn destroy_;
-  std::atomic<std::uint32_t> refs_{2};
+  destroy_fn destroyer;
+  std::atomic<std::uint32_t> refs{2};
   pool_core* pool;
   completion_latch latch{1};
   result_slot<T> result;

@@ -65,11 +65,11 @@ struct submitted_job final : future_state<T> {
   F fn;
 };
 
-template <class T>
-T* make_job_in(job_heap* heap, auto&&... args) {
+template <class T, class... Args>
+T* make_job_in(job_heap* heap, Args&&... args) {
   void* mem = job_heap::allocate(heap, sizeof(T), alignof(T));
   try {
-    return ::new (mem) T(std::forward<decltype(args)>(args)...);
+    return ::new (mem) T(std::forward<Args>(args)...);
   } catch (...) {
     job_heap::deallocate(mem);
     throw;

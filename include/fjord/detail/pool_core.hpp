@@ -85,7 +85,7 @@ class pool_core {
   // workers, sleeps on the futex otherwise.
   void wait(completion_latch& latch) noexcept;
 
-  void report_unhandled(std::exception_ptr e) noexcept;
+  void report_unhandled(const std::exception_ptr& e) noexcept;
   void count_suppressed() noexcept { suppressed_.fetch_add(1, std::memory_order_relaxed); }
 
   pool_stats stats() const;

@@ -28,9 +28,8 @@ class result_slot {
       if constexpr (std::is_void_v<T>) {
         std::invoke(f);
         value_.emplace();
-      } else if constexpr (std::is_reference_v<T>) {
-        value_.emplace(std::invoke(f));
       } else {
+        // A reference result binds its reference_wrapper here.
         value_.emplace(std::invoke(f));
       }
     } catch (...) {
@@ -40,7 +39,6 @@ class result_slot {
 
   bool has_error() const noexcept { return error_ != nullptr; }
   const std::exception_ptr& error() const noexcept { return error_; }
-  void set_error(std::exception_ptr e) noexcept { error_ = std::move(e); }
 
   // Precondition: !has_error() and the callable has run.
   T take() {

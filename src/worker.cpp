@@ -136,9 +136,9 @@ job* pool_core::take_injected(worker& w) noexcept {
     for (std::size_t i = n; i-- > 1;) {
       if (!w.deque.push(batch[i])) {
         // Deque full (deep recursion in progress): hand the rest back.
-        batch[i]->next.store(nullptr, std::memory_order_relaxed);
+        batch[i]->next().store(nullptr, std::memory_order_relaxed);
         for (std::size_t k2 = i; k2-- > 1;) {
-          batch[k2]->next.store(batch[k2 + 1], std::memory_order_relaxed);
+          batch[k2]->next().store(batch[k2 + 1], std::memory_order_relaxed);
         }
         s.queue.push_chain(batch[1], batch[i]);
         break;

@@ -82,7 +82,6 @@ FJORD_ALWAYS_INLINE auto join_on_worker(worker& w, FA& a, FB& b)
     run_job(j);
   }
   // Not stolen (the common case): call b directly.
-  w.counters.jobs_run.bump();
   if (ra.has_error()) [[unlikely]] {
     jb.result.run(b);
     return join_finish(w, ra, jb.result);

@@ -128,7 +128,7 @@ class pool {
         if (last == nullptr) {
           first = j;
         } else {
-          last->next.store(j, std::memory_order_relaxed);
+          last->next().store(j, std::memory_order_relaxed);
         }
         last = j;
       }
@@ -137,7 +137,7 @@ class pool {
       }
     } catch (...) {
       while (first != nullptr) {
-        detail::job* next = first->next.load(std::memory_order_relaxed);
+        detail::job* next = first->next().load(std::memory_order_relaxed);
         destroy_unrun(static_cast<job_t*>(first));
         first = next;
       }

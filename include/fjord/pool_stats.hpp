@@ -9,8 +9,9 @@ namespace fjord {
 // stores by their own worker and may be read at any time without stopping
 // the pool; a snapshot is consistent per counter, not across counters.
 struct worker_stats {
-  std::uint64_t jobs_run = 0;        // jobs taken from a queue and run (join's inline b included)
-  std::uint64_t steals = 0;          // jobs taken from another worker's deque
+  std::uint64_t jobs_run = 0;  // jobs taken from a queue or stolen, then run (a join whose b the
+                               // joiner ran itself is not counted)
+  std::uint64_t steals = 0;    // jobs taken from another worker's deque
   std::uint64_t failed_steals = 0;   // steal attempts that found nothing or lost a race
   std::uint64_t injected_taken = 0;  // jobs taken from the injection queues
   std::uint64_t parks = 0;           // times the worker went to sleep

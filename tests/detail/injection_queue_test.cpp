@@ -39,7 +39,7 @@ TEST(injection_queue, chains_keep_their_order) {
   injection_queue q;
   std::vector<test_job> jobs(4);
   for (std::size_t i = 0; i + 1 < jobs.size(); ++i) {
-    jobs[i].next.store(&jobs[i + 1]);
+    jobs[i].next().store(&jobs[i + 1]);
   }
   q.push_chain(&jobs.front(), &jobs.back());
   ASSERT_TRUE(q.try_lock_consumer());
@@ -67,7 +67,7 @@ TEST(injection_queue, stress_many_producers_many_consumers) {
       while (i < per_producer) {
         const int chain = (i % 7 == 0) ? std::min(5, per_producer - i) : 1;
         for (int k = 0; k + 1 < chain; ++k) {
-          base[i + k].next.store(&base[i + k + 1], std::memory_order_relaxed);
+          base[i + k].next().store(&base[i + k + 1], std::memory_order_relaxed);
         }
         q.push_chain(&base[i], &base[i + chain - 1]);
         i += chain;

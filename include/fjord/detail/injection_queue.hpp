@@ -17,13 +17,13 @@ namespace fjord::detail {
 // for.
 class injection_queue {
  public:
-  injection_queue() noexcept : tail_(&stub_), head_(&stub_) {}
+  injection_queue() noexcept : tail_(&stub_), head_(&stub_) { stub_.next().store(nullptr); }
   injection_queue(const injection_queue&) = delete;
   injection_queue& operator=(const injection_queue&) = delete;
 
   // Any thread. first..last must already be linked through job::next.
   void push_chain(job* first, job* last) noexcept {
-    last->next.store(nullptr, std::memory_order_relaxed);
+    last->next().store(nullptr, std::memory_order_relaxed);
     // acq_rel would do for the queue itself (release publishes the chain,
     // acquire orders us after the previous producer); seq_cst puts the
     // exchange in the single total order with the pool's census operations
@@ -32,7 +32,7 @@ class injection_queue {
     // Between the exchange and this store the queue is briefly cut: the
     // consumer sees the cut as "empty for now", and this producer's wake-up
     // (which comes after the store) brings a worker back to it.
-    prev->next.store(first, std::memory_order_release);
+    prev->next().store(first, std::memory_order_release);
   }
 
   void push(job* j) noexcept { push_chain(j, j); }
@@ -56,14 +56,14 @@ class injection_queue {
   // Holder of the consumer lock only. nullptr when empty or cut (see push).
   job* pop() noexcept {
     job* head = head_.load(std::memory_order_relaxed);
-    job* next = head->next.load(std::memory_order_acquire);
+    job* next = head->next().load(std::memory_order_acquire);
     if (head == &stub_) {
       if (next == nullptr) {
         return nullptr;
       }
       head_.store(next, std::memory_order_relaxed);
       head = next;
-      next = next->next.load(std::memory_order_acquire);
+      next = next->next().load(std::memory_order_acquire);
     }
     if (next != nullptr) {
       head_.store(next, std::memory_order_relaxed);
@@ -74,7 +74,7 @@ class injection_queue {
     }
     // head is the last real node: put the stub behind it so head can go.
     push(&stub_);
-    next = head->next.load(std::memory_order_acquire);
+    next = head->next().load(std::memory_order_acquire);
     if (next != nullptr) {
       head_.store(next, std::memory_order_relaxed);
       return head;

@@ -10,11 +10,18 @@ namespace fjord::detail {
 struct job {
   using execute_fn = void (*)(job*) noexcept;
 
+  // The link is left uninitialised: a join's job never enters a queue that
+  // reads it, and every queue writes it before reading (one store fewer on
+  // the fork-join path, where stores are what a busy core runs short of).
   explicit job(execute_fn fn) noexcept : execute(fn) {}
 
+  // The link for the injection queues, accessed atomically.
+  std::atomic_ref<job*> next() noexcept { return std::atomic_ref<job*>(link_); }
+
   execute_fn execute;
-  // Link for the injection queues; unused while the job sits in a deque.
-  std::atomic<job*> next{nullptr};
+
+ private:
+  job* link_;
 };
 
 inline void run_job(job* j) noexcept {

@@ -4,28 +4,13 @@
 #include <new>
 
 #include "fjord/detail/job_heap.hpp"
+#include "fjord/detail/job_recycler.hpp"
 
 namespace fjord::detail {
 
 namespace {
 
 constexpr std::size_t slab_size = std::size_t{64} * 1024;
-constexpr std::size_t no_class = ~std::uint32_t{0};
-// An over-aligned block: the header's owner field holds the raw allocation.
-constexpr std::size_t aligned_class = no_class - 1;
-
-constexpr std::size_t class_block_size(std::size_t cls) {
-  return std::size_t{64} << cls;
-}
-
-std::size_t class_for(std::size_t total) {
-  for (std::size_t c = 0; c < job_heap::class_count; ++c) {
-    if (total <= class_block_size(c)) {
-      return c;
-    }
-  }
-  return no_class;
-}
 
 }  // namespace
 
@@ -42,19 +27,19 @@ void* job_heap::allocate(job_heap* heap, std::size_t size, std::size_t align) {
     const auto base = reinterpret_cast<std::uintptr_t>(raw);
     const std::uintptr_t payload = (base + header_size + align - 1) / align * align;
     auto* h = reinterpret_cast<header*>(raw + (payload - base) - header_size);
-    h->owner = reinterpret_cast<job_heap*>(raw);
-    h->size_class = static_cast<std::uint32_t>(aligned_class);
+    h->owner = raw;
+    h->block_kind = kind::aligned;
     return raw + (payload - base);
   }
   const std::size_t total = size + header_size;
   const std::size_t cls = class_for(total);
-  if (heap == nullptr || cls == no_class) {
+  if (heap == nullptr || cls == class_count) {
     // Plain operator new: malloc's fast path, already 16-byte aligned
     // (aligned new takes glibc's much slower memalign path).
     static_assert(alignof(std::max_align_t) >= header_size);
     auto* h = static_cast<header*>(::operator new(total));
     h->owner = nullptr;
-    h->size_class = static_cast<std::uint32_t>(no_class);
+    h->block_kind = kind::plain;
     return reinterpret_cast<char*>(h) + header_size;
   }
   return heap->allocate_from_class(cls);
@@ -74,6 +59,7 @@ void* job_heap::allocate_from_class(std::size_t cls) {
   auto* h = reinterpret_cast<header*>(b);
   h->owner = this;
   h->size_class = static_cast<std::uint32_t>(cls);
+  h->block_kind = kind::heap;
   return reinterpret_cast<char*>(h) + header_size;
 }
 
@@ -92,15 +78,20 @@ void job_heap::refill(std::size_t cls) {
 
 void job_heap::deallocate(void* p) noexcept {
   auto* h = reinterpret_cast<header*>(static_cast<char*>(p) - header_size);
-  job_heap* owner = h->owner;
-  if (h->size_class == aligned_class) {
-    ::operator delete(reinterpret_cast<void*>(owner));
-    return;
+  switch (h->block_kind) {
+    case kind::plain:
+      ::operator delete(h);
+      return;
+    case kind::aligned:
+      ::operator delete(h->owner);
+      return;
+    case kind::recycled:
+      static_cast<job_recycler*>(h->owner)->give_back(h, h->size_class);
+      return;
+    case kind::heap:
+      break;
   }
-  if (owner == nullptr) {
-    ::operator delete(h);
-    return;
-  }
+  auto* owner = static_cast<job_heap*>(h->owner);
   const std::size_t cls = h->size_class;
   auto* b = reinterpret_cast<block*>(h);
   if (owner == current_job_heap()) {

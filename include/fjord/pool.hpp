@@ -65,9 +65,10 @@ struct submitted_job final : future_state<T> {
   F fn;
 };
 
+// Builds a T in memory from job_heap::allocate or pool_core::allocate_job,
+// giving the memory back if the constructor throws.
 template <class T, class... Args>
-T* make_job_in(job_heap* heap, Args&&... args) {
-  void* mem = job_heap::allocate(heap, sizeof(T), alignof(T));
+T* construct_job(void* mem, Args&&... args) {
   try {
     return ::new (mem) T(std::forward<Args>(args)...);
   } catch (...) {
@@ -103,7 +104,8 @@ class pool {
     using job_t = detail::posted_job<std::decay_t<F>>;
     detail::worker* w = detail::current_worker;
     const bool own = (w != nullptr && w->pool == core_.get());
-    auto* j = detail::make_job_in<job_t>(own ? &w->heap : nullptr, std::forward<F>(f), core_.get());
+    auto* j = detail::construct_job<job_t>(core_->allocate_job(sizeof(job_t), alignof(job_t)),
+                                           std::forward<F>(f), core_.get());
     try {
       enqueue(j, own ? w : nullptr);
     } catch (...) {
@@ -118,13 +120,12 @@ class pool {
   & > void post_bulk(R&& callables) {
     using fn_t = std::decay_t<std::ranges::range_reference_t<R>>;
     using job_t = detail::posted_job<fn_t>;
-    detail::worker* w = detail::current_worker;
-    detail::job_heap* heap = (w != nullptr && w->pool == core_.get()) ? &w->heap : nullptr;
     detail::job* first = nullptr;
     detail::job* last = nullptr;
     try {
       for (auto&& f : callables) {
-        auto* j = detail::make_job_in<job_t>(heap, fn_t(std::forward<decltype(f)>(f)), core_.get());
+        auto* j = detail::construct_job<job_t>(core_->allocate_job(sizeof(job_t), alignof(job_t)),
+                                               fn_t(std::forward<decltype(f)>(f)), core_.get());
         if (last == nullptr) {
           first = j;
         } else {
@@ -154,7 +155,9 @@ class pool {
     detail::worker* w = detail::current_worker;
     const bool own = (w != nullptr && w->pool == core_.get());
     // Never from the worker heap: the shared state may outlive the pool.
-    auto* j = detail::make_job_in<job_t>(nullptr, std::forward<F>(f), core_.get());
+    auto* j = detail::construct_job<job_t>(
+        detail::job_heap::allocate(nullptr, sizeof(job_t), alignof(job_t)), std::forward<F>(f),
+        core_.get());
     future<value_t> result(j);
     try {
       enqueue(j, own ? w : nullptr);

@@ -80,7 +80,8 @@ class task_group {
     latch_.add(1);
     job_t* j = nullptr;
     try {
-      j = detail::make_job_in<job_t>(own ? &w->heap : nullptr, std::forward<F>(f), this);
+      j = detail::construct_job<job_t>(pool_->allocate_job(sizeof(job_t), alignof(job_t)),
+                                       std::forward<F>(f), this);
     } catch (...) {
       pool_->count_down(latch_);
       throw;

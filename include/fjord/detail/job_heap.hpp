@@ -14,8 +14,10 @@ namespace fjord::detail {
 // remote list (a Treiber stack, Treiber 1986); the owner takes the whole list
 // with one exchange, so pops never race each other and ABA cannot arise.
 //
-// Blocks carry a 16-byte header naming their heap, so any thread can free
-// them. Requests above the largest class go to operator new.
+// Blocks carry a 16-byte header naming their owner and kind, so any thread can
+// free them: a worker's heap, a pool's job_recycler (blocks made by threads
+// that are not workers of the pool), or plain operator new (larger requests,
+// over-aligned objects, and states that may outlive the pool).
 class job_heap {
  public:
   static constexpr std::size_t header_size = 16;
@@ -41,17 +43,30 @@ class job_heap {
            freed_remote_.load(std::memory_order_relaxed);
   }
 
- private:
+  // Block layout, shared with job_recycler.
   struct block {
     block* next;
   };
+  enum class kind : std::uint32_t { heap, plain, aligned, recycled };
   struct header {
-    job_heap* owner;
+    void* owner;  // job_heap*, job_recycler*, or the raw allocation (aligned)
     std::uint32_t size_class;
-    std::uint32_t padding;
+    kind block_kind;
   };
   static_assert(sizeof(header) == header_size);
 
+  static constexpr std::size_t class_block_size(std::size_t cls) { return std::size_t{64} << cls; }
+  // The class whose blocks hold `total` bytes, or class_count if none does.
+  static std::size_t class_for(std::size_t total) noexcept {
+    for (std::size_t c = 0; c < class_count; ++c) {
+      if (total <= class_block_size(c)) {
+        return c;
+      }
+    }
+    return class_count;
+  }
+
+ private:
   void* allocate_from_class(std::size_t cls);
   void refill(std::size_t cls);
   void free_local(block* b, std::size_t cls) noexcept;

@@ -16,6 +16,8 @@
 #include "fjord/detail/config.hpp"
 #include "fjord/detail/injection_queue.hpp"
 #include "fjord/detail/job.hpp"
+#include "fjord/detail/job_heap.hpp"
+#include "fjord/detail/job_recycler.hpp"
 #include "fjord/detail/worker.hpp"
 #include "fjord/pool_options.hpp"
 #include "fjord/pool_stats.hpp"
@@ -90,10 +92,14 @@ class pool_core {
 
   pool_stats stats() const;
 
-  // The job heap for allocations made on this thread for this pool.
-  static job_heap* heap_for(const pool_core* p) noexcept {
+  // Memory for a job that runs on this pool and frees itself when done: the
+  // calling worker's heap, or the pool's recycler for any other thread.
+  void* allocate_job(std::size_t size, std::size_t align) {
     worker* w = current_worker;
-    return (w != nullptr && w->pool == p) ? &w->heap : nullptr;
+    if (w != nullptr && w->pool == this) {
+      return job_heap::allocate(&w->heap, size, align);
+    }
+    return recycler_.allocate(size, align);
   }
 
   std::int64_t live_heap_blocks() const noexcept;
@@ -135,6 +141,7 @@ class pool_core {
   std::atomic<std::uint64_t> suppressed_{0};
 
   std::vector<std::unique_ptr<worker>> workers_;
+  job_recycler recycler_;  // destroyed after the workers' threads are joined
   std::unique_ptr<shard[]> shards_;
   std::size_t shard_mask_ = 0;
   std::chrono::nanoseconds spin_budget_;

@@ -1,0 +1,83 @@
+#include "fjord/detail/job_recycler.hpp"
+
+#include <new>
+
+namespace fjord::detail {
+
+namespace {
+
+std::atomic<std::uint64_t> next_recycler_id{1};
+
+// The blocks one thread holds for one recycler.
+struct thread_cache {
+  std::uint64_t owner = 0;
+  std::array<job_heap::block*, job_heap::class_count> lists{};
+
+  void drop() noexcept {
+    for (auto& list : lists) {
+      while (list != nullptr) {
+        job_heap::block* next = list->next;
+        ::operator delete(list);
+        list = next;
+      }
+    }
+  }
+  ~thread_cache() { drop(); }
+};
+
+thread_local thread_cache cache;
+
+}  // namespace
+
+job_recycler::job_recycler() noexcept
+    : id_(next_recycler_id.fetch_add(1, std::memory_order_relaxed)) {}
+
+job_recycler::~job_recycler() {
+  for (auto& stack : returned_) {
+    job_heap::block* b = stack.exchange(nullptr, std::memory_order_acquire);
+    while (b != nullptr) {
+      job_heap::block* next = b->next;
+      ::operator delete(b);
+      b = next;
+    }
+  }
+}
+
+void* job_recycler::allocate(std::size_t size, std::size_t align) {
+  const std::size_t cls = job_heap::class_for(size + job_heap::header_size);
+  if (align > job_heap::header_size || cls == job_heap::class_count) {
+    return job_heap::allocate(nullptr, size, align);
+  }
+  if (cache.owner != id_) {
+    cache.drop();
+    cache.owner = id_;
+  }
+  job_heap::block*& list = cache.lists[cls];
+  if (list == nullptr) {
+    // acquire pairs with the release push in give_back (the blocks' links).
+    list = returned_[cls].exchange(nullptr, std::memory_order_acquire);
+  }
+  void* mem = nullptr;
+  if (list != nullptr) {
+    mem = list;
+    list = list->next;
+  } else {
+    mem = ::operator new(job_heap::class_block_size(cls));
+  }
+  auto* h = static_cast<job_heap::header*>(mem);
+  h->owner = this;
+  h->size_class = static_cast<std::uint32_t>(cls);
+  h->block_kind = job_heap::kind::recycled;
+  return static_cast<char*>(mem) + job_heap::header_size;
+}
+
+void job_recycler::give_back(void* header, std::size_t cls) noexcept {
+  auto* b = static_cast<job_heap::block*>(header);
+  block* head = returned_[cls].load(std::memory_order_relaxed);
+  do {
+    b->next = head;
+  } while (!returned_[cls].compare_exchange_weak(head, b, std::memory_order_release,
+                                                 std::memory_order_relaxed));
+}
+
+}  // namespace fjord::detail

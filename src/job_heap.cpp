@@ -101,6 +101,15 @@ void job_heap::deallocate(void* p) noexcept {
   }
 }
 
+void job_heap::deallocate_unrun(void* p) noexcept {
+  auto* h = reinterpret_cast<header*>(static_cast<char*>(p) - header_size);
+  if (h->block_kind == kind::recycled) {
+    ::operator delete(h);
+    return;
+  }
+  deallocate(p);
+}
+
 void job_heap::free_local(block* b, std::size_t cls) noexcept {
   b->next = local_[cls];
   local_[cls] = b;

@@ -8,6 +8,10 @@ namespace {
 
 std::atomic<std::uint64_t> next_recycler_id{1};
 
+// Trivially destructible, so still readable after `cache` below was destroyed
+// at thread exit (a late post from another thread_local's destructor).
+thread_local bool cache_gone = false;
+
 // The blocks one thread holds for one recycler.
 struct thread_cache {
   std::uint64_t owner = 0;
@@ -22,7 +26,10 @@ struct thread_cache {
       }
     }
   }
-  ~thread_cache() { drop(); }
+  ~thread_cache() {
+    drop();
+    cache_gone = true;
+  }
 };
 
 thread_local thread_cache cache;
@@ -45,7 +52,7 @@ job_recycler::~job_recycler() {
 
 void* job_recycler::allocate(std::size_t size, std::size_t align) {
   const std::size_t cls = job_heap::class_for(size + job_heap::header_size);
-  if (align > job_heap::header_size || cls == job_heap::class_count) {
+  if (align > job_heap::header_size || cls == job_heap::class_count || cache_gone) {
     return job_heap::allocate(nullptr, size, align);
   }
   if (cache.owner != id_) {

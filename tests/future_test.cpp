@@ -99,6 +99,16 @@ TEST(future, timed_wait_inside_a_worker_helps) {
   EXPECT_EQ(r, 5);
 }
 
+TEST(future, wait_until_the_end_of_time_inside_a_worker) {
+  // time_point::max() means no deadline, not an overflow into the past.
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  const auto status = p.invoke([&] {
+    auto inner = p.submit([] { return 1; });
+    return inner.wait_until(std::chrono::steady_clock::time_point::max());
+  });
+  EXPECT_EQ(status, std::future_status::ready);
+}
+
 TEST(future, timed_wait_inside_a_worker_times_out) {
   fjord::pool p(fjord::pool_options{.workers = 2});
   std::atomic<bool> release{false};

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -109,6 +110,32 @@ TEST(pool, submit_after_shutdown_began_throws) {
   release = true;
   destroyer.join();
   EXPECT_TRUE(threw);
+}
+
+TEST(pool, bulk_posts_refused_at_shutdown_are_freed) {
+  // A refused post_bulk frees exactly the jobs it built (ASan checks that
+  // nothing beyond the chain's end is read and nothing leaks).
+  auto p = std::make_unique<fjord::pool>(fjord::pool_options{.workers = 1});
+  std::atomic<bool> refused{false};
+  p->post([&] {
+    while (!refused.load()) {
+      std::this_thread::sleep_for(100us);
+    }
+  });
+  fjord::pool* raw = p.get();
+  std::thread destroyer([&] { p.reset(); });
+  std::size_t size = 1;
+  while (!refused.load()) {
+    std::vector<std::function<void()>> batch(size, [] {});
+    try {
+      raw->post_bulk(batch);
+    } catch (const fjord::shutdown_error&) {
+      refused = true;
+    }
+    size = size % 5 + 1;
+  }
+  destroyer.join();
+  SUCCEED();
 }
 
 TEST(pool, unhandled_exception_goes_to_the_handler) {

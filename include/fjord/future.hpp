@@ -4,6 +4,7 @@
 #include <chrono>
 #include <future>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "fjord/detail/completion_latch.hpp"
@@ -93,10 +94,16 @@ class [[nodiscard]] future {
     if (w != nullptr && w->pool == state_->pool) {
       // On a worker of the job's pool: help (the job may sit on this very
       // worker's deque), sleeping at most until the deadline.
+      // A deadline too far to represent on steady_clock means "no deadline"
+      // (adding it would overflow).
+      using steady = std::chrono::steady_clock;
       const auto left = deadline - Clock::now();
+      const auto now = steady::now();
       const auto steady_deadline =
-          std::chrono::steady_clock::now() +
-          std::chrono::duration_cast<std::chrono::steady_clock::duration>(left);
+          left >= std::chrono::duration_cast<std::remove_cv_t<decltype(left)>>(
+                      steady::time_point::max() - now)
+              ? steady::time_point::max()
+              : now + std::chrono::duration_cast<steady::duration>(left);
       return state_->pool->wait_until(*w, latch, steady_deadline) ? std::future_status::ready
                                                                   : std::future_status::timeout;
     }

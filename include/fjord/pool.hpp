@@ -137,8 +137,10 @@ class pool {
         core_->inject(first, last);
       }
     } catch (...) {
+      // Only links up to `last` were written (the chain's end is set by
+      // push_chain, which did not run).
       while (first != nullptr) {
-        detail::job* next = first->next().load(std::memory_order_relaxed);
+        detail::job* next = first == last ? nullptr : first->next().load(std::memory_order_relaxed);
         destroy_unrun(static_cast<job_t*>(first));
         first = next;
       }
@@ -223,7 +225,7 @@ class pool {
   template <class Job>
   static void destroy_unrun(Job* j) noexcept {
     j->~Job();
-    detail::job_heap::deallocate(j);
+    detail::job_heap::deallocate_unrun(j);
   }
 
   std::unique_ptr<detail::pool_core> core_;

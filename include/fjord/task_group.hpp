@@ -94,7 +94,7 @@ class task_group {
       pool_->inject(j, j);
     } catch (...) {
       j->~job_t();
-      detail::job_heap::deallocate(j);
+      detail::job_heap::deallocate_unrun(j);
       pool_->count_down(latch_);
       throw;
     }

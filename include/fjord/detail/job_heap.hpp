@@ -36,6 +36,11 @@ class job_heap {
   // Any thread.
   static void deallocate(void* p) noexcept;
 
+  // For a job that was built but never enqueued (its submission threw): frees
+  // without touching the pool, which may be gone by the time the exception
+  // reaches the caller. Recycled blocks are plain operator new memory.
+  static void deallocate_unrun(void* p) noexcept;
+
   // Blocks handed out and not yet returned (for leak tests).
   std::int64_t live_blocks() const noexcept {
     return allocated_.load(std::memory_order_relaxed) -

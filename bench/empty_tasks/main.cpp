@@ -37,6 +37,23 @@ struct countdown {
   }
 };
 
+// Submits n empty tasks keeping every future, then get()s each; returns
+// nanoseconds per task.
+template <class Submit>
+double submit_and_get(long n, Submit submit) {
+  using future_t = decltype(submit());
+  std::vector<future_t> futures;
+  futures.reserve(static_cast<std::size_t>(n));
+  const auto start = bench::clock::now();
+  for (long i = 0; i < n; ++i) {
+    futures.push_back(submit());
+  }
+  for (auto& f : futures) {
+    f.get();
+  }
+  return bench::since_ms(start) * 1e6 / static_cast<double>(n);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,18 +88,8 @@ int main(int argc, char** argv) {
     });
   } else if (a.impl == "fjord-submit") {
     fjord::pool pool(fjord::pool_options{.workers = threads});
-    bench::run_rounds(a, "ns/task", static_cast<double>(n), [&] {
-      std::vector<fjord::future<void>> futures;
-      futures.reserve(static_cast<std::size_t>(n));
-      const auto start = bench::clock::now();
-      for (long i = 0; i < n; ++i) {
-        futures.push_back(pool.submit([] {}));
-      }
-      for (auto& f : futures) {
-        f.get();
-      }
-      return per_task(start);
-    });
+    bench::run_rounds(a, "ns/task", static_cast<double>(n),
+                      [&] { return submit_and_get(n, [&] { return pool.submit([] {}); }); });
   } else if (a.impl == "classic") {
     bench::classic_pool pool(a.threads);
     bench::run_rounds(a, "ns/task", static_cast<double>(n), [&] {
@@ -104,18 +111,8 @@ int main(int argc, char** argv) {
     });
   } else if (a.impl == "classic-future") {
     bench::classic_pool pool(a.threads);
-    bench::run_rounds(a, "ns/task", static_cast<double>(n), [&] {
-      std::vector<std::future<void>> futures;
-      futures.reserve(static_cast<std::size_t>(n));
-      const auto start = bench::clock::now();
-      for (long i = 0; i < n; ++i) {
-        futures.push_back(pool.submit([] {}));
-      }
-      for (auto& f : futures) {
-        f.get();
-      }
-      return per_task(start);
-    });
+    bench::run_rounds(a, "ns/task", static_cast<double>(n),
+                      [&] { return submit_and_get(n, [&] { return pool.submit([] {}); }); });
 #ifdef BENCH_HAVE_TBB
   } else if (a.impl == "onetbb-task_group") {
     // Default arena: main plus threads-1 workers; main runs tasks in wait().

@@ -102,7 +102,7 @@ TEST(injection_queue, stress_many_producers_many_consumers) {
 
 // Small bursts consumed as they come: the consumer often reaches the last
 // node while a producer is between its exchange and its link, the case where
-// the stub goes back behind an unlinked node.
+// the sentinel goes back behind an unlinked node.
 TEST(injection_queue, stress_consumer_on_the_last_node) {
   injection_queue q;
   constexpr int total = 200000;

@@ -17,7 +17,9 @@ namespace fjord::detail {
 // for.
 class injection_queue {
  public:
-  injection_queue() noexcept : tail_(&stub_), head_(&stub_) { stub_.next().store(nullptr); }
+  injection_queue() noexcept : tail_(&sentinel_), head_(&sentinel_) {
+    sentinel_.next().store(nullptr);
+  }
   injection_queue(const injection_queue&) = delete;
   injection_queue& operator=(const injection_queue&) = delete;
 
@@ -38,13 +40,13 @@ class injection_queue {
   void push(job* j) noexcept { push_chain(j, j); }
 
   // Racy hint: false means the queue was empty at some recent instant. Both
-  // ends are tested: the consumer can put the stub back at the tail while a
-  // producer's node is still unlinked behind head, so tail == stub alone
-  // does not mean empty; head == tail == stub does. seq_cst on the tail: see
+  // ends are tested: the consumer can put the sentinel back at the tail while a
+  // producer's node is still unlinked behind head, so tail == sentinel alone
+  // does not mean empty; head == tail == sentinel does. seq_cst on the tail: see
   // push_chain.
   bool maybe_nonempty() const noexcept {
-    return tail_.load(std::memory_order_seq_cst) != &stub_ ||
-           head_.load(std::memory_order_relaxed) != &stub_;
+    return tail_.load(std::memory_order_seq_cst) != &sentinel_ ||
+           head_.load(std::memory_order_relaxed) != &sentinel_;
   }
 
   bool try_lock_consumer() noexcept {
@@ -57,7 +59,7 @@ class injection_queue {
   job* pop() noexcept {
     job* head = head_.load(std::memory_order_relaxed);
     job* next = head->next().load(std::memory_order_acquire);
-    if (head == &stub_) {
+    if (head == &sentinel_) {
       if (next == nullptr) {
         return nullptr;
       }
@@ -72,8 +74,8 @@ class injection_queue {
     if (head != tail_.load(std::memory_order_acquire)) {
       return nullptr;  // a producer is between its exchange and its link
     }
-    // head is the last real node: put the stub behind it so head can go.
-    push(&stub_);
+    // head is the last real node: put the sentinel behind it so head can go.
+    push(&sentinel_);
     next = head->next().load(std::memory_order_acquire);
     if (next != nullptr) {
       head_.store(next, std::memory_order_relaxed);
@@ -90,7 +92,7 @@ class injection_queue {
   // Written only by the consumer-lock holder; atomic so maybe_nonempty() may
   // read it from anywhere.
   std::atomic<job*> head_;
-  job stub_{&never_run};
+  job sentinel_{&never_run};
 };
 
 }  // namespace fjord::detail

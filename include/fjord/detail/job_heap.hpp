@@ -22,7 +22,6 @@ class job_heap {
  public:
   static constexpr std::size_t header_size = 16;
   static constexpr std::size_t class_count = 4;  // 64, 128, 256, 512 bytes
-  static constexpr std::size_t max_block = 512;
 
   job_heap() = default;
   ~job_heap();

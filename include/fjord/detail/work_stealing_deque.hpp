@@ -123,8 +123,6 @@ class work_stealing_deque {
     return top_.load(std::memory_order_relaxed) < bottom_.load(std::memory_order_relaxed);
   }
 
-  std::size_t capacity() const noexcept { return static_cast<std::size_t>(mask_) + 1; }
-
  private:
   // The slots are plain job* (calloc'd, implicit lifetime) accessed only
   // through atomic_ref.

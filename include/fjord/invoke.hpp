@@ -43,8 +43,9 @@ auto invoke_range(Tuple& fs) {
 // finished: void if all return void, else a tuple of the results (void ones
 // as detail::void_result). Exceptions follow join: the first in argument
 // order is rethrown, the others are counted as suppressed.
-template <class... Fs>
-requires(sizeof...(Fs) >= 1 && (std::invocable<Fs&> && ...)) auto invoke(Fs&&... fs) {
+template <detail::lvalue_callable... Fs>
+auto invoke(Fs&&... fs) {
+  static_assert(sizeof...(Fs) >= 1, "fjord::invoke needs at least one callable");
   auto refs = std::forward_as_tuple(fs...);
   if constexpr (detail::all_void_v<Fs...>) {
     detail::invoke_range<0, sizeof...(Fs)>(refs);

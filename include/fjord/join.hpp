@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "fjord/detail/callable.hpp"
 #include "fjord/detail/config.hpp"
 #include "fjord/detail/join_job.hpp"
 #include "fjord/detail/result_slot.hpp"
@@ -104,8 +105,7 @@ FJORD_ALWAYS_INLINE auto join_on_worker(worker& w, FA& a, FB& b)
 // a(). If either throws, the exception reaches the caller after both finished;
 // if both throw, a's wins and b's is counted in pool_stats::suppressed_exceptions.
 // From a thread that is not a worker, the join runs on fjord::default_pool().
-template <class FA, class FB>
-requires std::invocable<FA&> && std::invocable<FB&>
+template <detail::lvalue_callable FA, detail::lvalue_callable FB>
 auto join(FA&& a, FB&& b) -> join_result_t<std::invoke_result_t<FA&>, std::invoke_result_t<FB&>> {
   detail::worker* w = detail::current_worker;
   if (w != nullptr) [[likely]] {
@@ -117,8 +117,7 @@ auto join(FA&& a, FB&& b) -> join_result_t<std::invoke_result_t<FA&>, std::invok
 
 // As join, on a given pool (runs on that pool even when called from a worker
 // of another pool).
-template <class FA, class FB>
-requires std::invocable<FA&> && std::invocable<FB&>
+template <detail::lvalue_callable FA, detail::lvalue_callable FB>
 auto join(pool& p, FA&& a, FB&& b)
     -> join_result_t<std::invoke_result_t<FA&>, std::invoke_result_t<FB&>> {
   return p.invoke([&] { return detail::join_on_worker(*detail::current_worker, a, b); });

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "fjord/detail/callable.hpp"
 #include "fjord/detail/job_heap.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/result_slot.hpp"
@@ -98,16 +99,13 @@ class pool {
 
   // Runs f() on some worker; its exception goes to the pool's
   // unhandled_exception_handler.
-  template <class F>
-  requires std::invocable < std::decay_t<F>
-  & > void post(F&& f) {
+  template <detail::storable_callable F>
+  void post(F&& f) {
     using job_t = detail::posted_job<std::decay_t<F>>;
-    detail::worker* w = detail::current_worker;
-    const bool own = (w != nullptr && w->pool == core_.get());
     auto* j = detail::construct_job<job_t>(core_->allocate_job(sizeof(job_t), alignof(job_t)),
                                            std::forward<F>(f), core_.get());
     try {
-      enqueue(j, own ? w : nullptr);
+      core_->enqueue(j);
     } catch (...) {
       destroy_unrun(j);
       throw;
@@ -115,9 +113,8 @@ class pool {
   }
 
   // Posts every callable in the range with one enqueue operation.
-  template <std::ranges::input_range R>
-  requires std::invocable < std::decay_t<std::ranges::range_reference_t<R>>
-  & > void post_bulk(R&& callables) {
+  template <detail::callable_range R>
+  void post_bulk(R&& callables) {
     using fn_t = std::decay_t<std::ranges::range_reference_t<R>>;
     using job_t = detail::posted_job<fn_t>;
     detail::job* first = nullptr;
@@ -149,20 +146,17 @@ class pool {
   }
 
   // Runs f() on some worker; the future gives its result or exception.
-  template <class F>
-  requires std::invocable < std::decay_t<F>
-  & > [[nodiscard]] auto submit(F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>> {
+  template <detail::storable_callable F>
+  [[nodiscard]] auto submit(F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>> {
     using value_t = std::invoke_result_t<std::decay_t<F>&>;
     using job_t = detail::submitted_job<std::decay_t<F>, value_t>;
-    detail::worker* w = detail::current_worker;
-    const bool own = (w != nullptr && w->pool == core_.get());
     // Never from the worker heap: the shared state may outlive the pool.
     auto* j = detail::construct_job<job_t>(
         detail::job_heap::allocate(nullptr, sizeof(job_t), alignof(job_t)), std::forward<F>(f),
         core_.get());
     future<value_t> result(j);
     try {
-      enqueue(j, own ? w : nullptr);
+      core_->enqueue(j);
     } catch (...) {
       j->release();  // the job's reference; `result` drops the other
       throw;
@@ -172,8 +166,7 @@ class pool {
 
   // Runs f() on a worker of this pool and returns its result (or rethrows).
   // From one of this pool's workers, simply calls f().
-  template <class F>
-  requires std::invocable<F&>
+  template <detail::lvalue_callable F>
   decltype(auto) invoke(F&& f) {
     using value_t = std::invoke_result_t<F&>;
     detail::worker* w = detail::current_worker;
@@ -213,14 +206,6 @@ class pool {
   detail::pool_core& core() noexcept { return *core_; }
 
  private:
-  void enqueue(detail::job* j, detail::worker* own) {
-    if (own != nullptr && own->deque.push(j)) {
-      core_->notify_local_push();
-      return;
-    }
-    core_->inject(j, j);
-  }
-
   // Frees a job that was built but could not be enqueued.
   template <class Job>
   static void destroy_unrun(Job* j) noexcept {

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "fjord/detail/callable.hpp"
 #include "fjord/detail/completion_latch.hpp"
 #include "fjord/detail/job_heap.hpp"
 #include "fjord/detail/pool_core.hpp"
@@ -71,12 +72,9 @@ class task_group {
     }
   }
 
-  template <class F>
-  requires std::invocable < std::decay_t<F>
-  & > || std::invocable<std::decay_t<F>&, std::stop_token> void run(F&& f) {
+  template <detail::group_callable F>
+  void run(F&& f) {
     using job_t = detail::group_job<std::decay_t<F>>;
-    detail::worker* w = detail::current_worker;
-    const bool own = (w != nullptr && w->pool == pool_);
     latch_.add(1);
     job_t* j = nullptr;
     try {
@@ -86,12 +84,8 @@ class task_group {
       pool_->count_down(latch_);
       throw;
     }
-    if (own && w->deque.push(j)) {
-      pool_->notify_local_push();
-      return;
-    }
     try {
-      pool_->inject(j, j);
+      pool_->enqueue(j);
     } catch (...) {
       j->~job_t();
       detail::job_heap::deallocate_unrun(j);

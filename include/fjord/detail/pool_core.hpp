@@ -59,6 +59,17 @@ class pool_core {
     }
   }
 
+  // Puts a job where it runs soonest: the calling worker's own deque (no
+  // fence), else the injection path. Throws like inject().
+  void enqueue(job* j) {
+    worker* w = current_worker;
+    if (w != nullptr && w->pool == this && w->deque.push(j)) {
+      notify_local_push();
+      return;
+    }
+    inject(j, j);
+  }
+
   // Any thread. Enqueues a linked chain of n jobs on the injection path.
   // Throws fjord::shutdown_error once the pool is being destroyed, unless the
   // caller is one of this pool's workers (a draining job may still fork).

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <concepts>
+#include <ranges>
+#include <stop_token>
+#include <type_traits>
+
+namespace fjord::detail {
+
+// Named constraints for the submission APIs. Named concepts also keep
+// clang-format 14, which mangles `requires` clauses, out of the way.
+
+// A callable invoked in place, as an lvalue (join, invoke).
+template <class F>
+concept lvalue_callable = std::invocable<F&>;
+
+// A callable a pool can store (decayed) and call with no arguments.
+template <class F>
+concept storable_callable = std::invocable<std::decay_t<F>&>;
+
+// A task_group child: called with no arguments or with the group's token.
+template <class F>
+concept group_callable =
+    storable_callable<F> || std::invocable<std::decay_t<F>&, std::stop_token>;
+
+// A range whose elements are storable callables (pool::post_bulk).
+template <class R>
+concept callable_range =
+    std::ranges::input_range<R> && storable_callable<std::ranges::range_reference_t<R>>;
+
+}  // namespace fjord::detail

@@ -14,14 +14,17 @@ namespace fjord::detail {
 template <class F>
 concept lvalue_callable = std::invocable<F&>;
 
+// How a pool holds a submitted callable: decayed, called as an lvalue.
+template <class F>
+using stored_ref_t = std::decay_t<F>&;
+
 // A callable a pool can store (decayed) and call with no arguments.
 template <class F>
-concept storable_callable = std::invocable<std::decay_t<F>&>;
+concept storable_callable = std::invocable<stored_ref_t<F>>;
 
 // A task_group child: called with no arguments or with the group's token.
 template <class F>
-concept group_callable =
-    storable_callable<F> || std::invocable<std::decay_t<F>&, std::stop_token>;
+concept group_callable = storable_callable<F> || std::invocable<stored_ref_t<F>, std::stop_token>;
 
 // A range whose elements are storable callables (pool::post_bulk).
 template <class R>

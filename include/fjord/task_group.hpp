@@ -27,8 +27,6 @@ class task_group;
 
 namespace detail {
 
-struct group_access;
-
 template <class F>
 struct group_job final : job {
   template <class G>
@@ -48,7 +46,9 @@ struct group_job final : job {
 // task_group_status::canceled. Children that take a std::stop_token get the
 // group's token to poll.
 //
-// Exactly one thread waits at a time. The destructor waits for children that
+// Exactly one thread waits at a time. A group that was canceled stays
+// canceled (a std::stop_source cannot be reset): later children are skipped,
+// so start a new group for new work. The destructor waits for children that
 // are still running; an exception that no wait() rethrew is then counted in
 // pool_stats::suppressed_exceptions.
 class task_group {

@@ -66,12 +66,12 @@ class [[nodiscard]] future {
 
   // True once the result (value or exception) is available.
   bool ready() const {
-    check_valid("ready");
+    check_valid();
     return state_->latch.done();
   }
 
   void wait() const {
-    check_valid("wait");
+    check_valid();
     if (!state_->latch.done()) {
       state_->pool->wait(state_->latch);
     }
@@ -85,7 +85,7 @@ class [[nodiscard]] future {
 
   template <class Clock, class Duration>
   std::future_status wait_until(const std::chrono::time_point<Clock, Duration>& deadline) const {
-    check_valid("wait_until");
+    check_valid();
     auto& latch = state_->latch;
     if (latch.done()) {
       return std::future_status::ready;
@@ -133,11 +133,10 @@ class [[nodiscard]] future {
   }
 
  private:
-  void check_valid(const char* what) const {
+  void check_valid() const {
     if (state_ == nullptr) {
       throw std::future_error(std::future_errc::no_state);
     }
-    static_cast<void>(what);
   }
   void reset() noexcept {
     if (state_ != nullptr) {

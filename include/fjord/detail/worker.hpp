@@ -18,8 +18,9 @@ class pool_core;
 // read-modify-write, readable from any thread at any time.
 class owned_counter {
  public:
-  void bump() noexcept {
-    value_.store(value_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  void bump() noexcept { add(1); }
+  void add(std::uint64_t n) noexcept {
+    value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
   std::uint64_t read() const noexcept { return value_.load(std::memory_order_relaxed); }
 

@@ -18,28 +18,30 @@ constexpr std::size_t injection_batch = 16;
 
 }  // namespace
 
+job* pool_core::next_job(worker& w, const completion_latch* until, deadline_t deadline) noexcept {
+  job* j = nullptr;
+  if (++w.ticks >= injection_check_interval) {
+    w.ticks = 0;
+    j = take_injected(w);
+  }
+  if (j == nullptr) {
+    j = w.deque.pop();
+  }
+  if (j == nullptr) {
+    return search(w, until, deadline);
+  }
+  if (w.searching) {  // woken as a searcher, found work at home
+    stop_searching(w);
+  }
+  return j;
+}
+
 void pool_core::worker_main(worker& w) noexcept {
   current_worker = &w;
   while (true) {
-    job* j = nullptr;
-    if (++w.ticks >= injection_check_interval) {
-      w.ticks = 0;
-      j = take_injected(w);
-    }
-    if (j == nullptr) {
-      j = w.deque.pop();
-    }
-    if (j != nullptr && w.searching) {
-      stop_searching(w);
-    }
-    if (j == nullptr) {
-      j = search(w, nullptr, deadline_t::max());
-    }
-    if (j != nullptr) {
+    if (job* j = next_job(w, nullptr, deadline_t::max())) {
       run(w, j);
-      continue;
-    }
-    if (!sleep(w, nullptr, deadline_t::max())) {
+    } else if (!sleep(w, nullptr, deadline_t::max())) {
       break;
     }
   }
@@ -56,14 +58,7 @@ bool pool_core::wait_until(worker& w, completion_latch& latch, deadline_t deadli
     if (timed && std::chrono::steady_clock::now() >= deadline) {
       break;
     }
-    job* j = w.deque.pop();
-    if (j != nullptr && w.searching) {
-      stop_searching(w);
-    }
-    if (j == nullptr) {
-      j = search(w, &latch, deadline);
-    }
-    if (j != nullptr) {
+    if (job* j = next_job(w, &latch, deadline)) {
       run(w, j);
       continue;
     }

@@ -45,7 +45,6 @@ class pool_core {
   pool_core& operator=(const pool_core&) = delete;
 
   std::size_t size() const noexcept { return workers_.size(); }
-  worker& worker_at(std::size_t i) noexcept { return *workers_[i]; }
 
   // After a worker pushed onto its own deque: wake a sleeper if there is one
   // and nobody is searching. No fence: a sleeper registers with a heavy fence
@@ -70,7 +69,8 @@ class pool_core {
     inject(j, j);
   }
 
-  // Any thread. Enqueues a linked chain of n jobs on the injection path.
+  // Any thread. Enqueues the chain first..last (linked through job::next)
+  // on the injection path.
   // Throws fjord::shutdown_error once the pool is being destroyed, unless the
   // caller is one of this pool's workers (a draining job may still fork).
   void inject(job* first, job* last);
@@ -129,6 +129,9 @@ class pool_core {
     w.counters.jobs_run.bump();
     run_job(j);
   }
+  // The next job for w: its own deque (and, now and then, the injection
+  // queues first), else a search; nullptr when the search gave up.
+  job* next_job(worker& w, const completion_latch* until, deadline_t deadline) noexcept;
   job* take_injected(worker& w) noexcept;
   job* steal_round(worker& w) noexcept;
   job* search(worker& w, const completion_latch* until, deadline_t deadline) noexcept;

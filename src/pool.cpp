@@ -149,9 +149,9 @@ void pool_core::report_unhandled(const std::exception_ptr& e) noexcept {
   try {
     std::rethrow_exception(e);
   } catch (const std::exception& ex) {
-    std::fprintf(stderr, "fjord: a posted job threw: %s\n", ex.what());
+    std::fprintf(stderr, "fjord: a posted job or spawned task threw: %s\n", ex.what());
   } catch (...) {
-    std::fputs("fjord: a posted job threw a non-std exception\n", stderr);
+    std::fputs("fjord: a posted job or spawned task threw a non-std exception\n", stderr);
   }
   std::terminate();
 }

@@ -13,6 +13,7 @@
 #include "fjord/detail/job_heap.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/result_slot.hpp"
+#include "fjord/detail/schedule_awaiter.hpp"
 #include "fjord/future.hpp"
 #include "fjord/pool_options.hpp"
 #include "fjord/pool_stats.hpp"
@@ -192,6 +193,12 @@ class pool {
       std::rethrow_exception(j.result.error());
     }
     return static_cast<value_t>(j.result.take());
+  }
+
+  // co_await pool.schedule() continues the calling coroutine on one of this
+  // pool's workers (at once if it already runs on one).
+  [[nodiscard]] detail::schedule_awaiter schedule() noexcept {
+    return detail::schedule_awaiter(*core_);
   }
 
   // Counters of every worker, readable at any time.

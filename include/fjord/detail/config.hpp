@@ -25,6 +25,17 @@
 #define FJORD_TSAN 0
 #endif
 
+#if defined(__SANITIZE_ADDRESS__)
+#define FJORD_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FJORD_ASAN 1
+#endif
+#endif
+#ifndef FJORD_ASAN
+#define FJORD_ASAN 0
+#endif
+
 namespace fjord::detail {
 
 // Two lines: Intel's adjacent-line prefetcher pulls lines in pairs, so truly

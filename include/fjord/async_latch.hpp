@@ -1,0 +1,78 @@
+#pragma once
+
+#include <coroutine>
+#include <cstddef>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include "fjord/detail/waiter_list.hpp"
+
+namespace fjord {
+
+// A single-use countdown for coroutines: wait() parks until the count reaches
+// zero; count_down() from any thread or coroutine.
+class async_latch {
+ public:
+  explicit async_latch(std::ptrdiff_t count) : count_(count) {
+    if (count < 0) {
+      throw std::invalid_argument("fjord::async_latch: count " + std::to_string(count) +
+                                  " is negative");
+    }
+  }
+  async_latch(const async_latch&) = delete;
+  async_latch& operator=(const async_latch&) = delete;
+
+  // Throws std::invalid_argument if n is negative or larger than the count
+  // left (naming both).
+  void count_down(std::ptrdiff_t n = 1) {
+    detail::waiter_list woken;
+    {
+      std::lock_guard lock(guard_);
+      if (n < 0 || n > count_) {
+        throw std::invalid_argument("fjord::async_latch::count_down: " + std::to_string(n) +
+                                    " with a count of " + std::to_string(count_));
+      }
+      count_ -= n;
+      if (count_ == 0) {
+        woken = waiters_.take_all();
+      }
+    }
+    woken.wake_all();
+  }
+
+  bool try_wait() const noexcept {
+    std::lock_guard lock(guard_);
+    return count_ == 0;
+  }
+
+  class wait_awaiter {
+   public:
+    explicit wait_awaiter(async_latch& l) noexcept : latch_(l) {}
+    bool await_ready() const noexcept { return latch_.try_wait(); }
+    bool await_suspend(std::coroutine_handle<> h) noexcept {
+      std::lock_guard lock(latch_.guard_);
+      if (latch_.count_ == 0) {
+        return false;
+      }
+      waiter_.park(h);
+      latch_.waiters_.push_back(waiter_);
+      return true;
+    }
+    void await_resume() const noexcept {}
+
+   private:
+    async_latch& latch_;
+    detail::parked_coroutine waiter_;
+  };
+
+  // co_await l.wait(): returns once the count is zero.
+  [[nodiscard]] wait_awaiter wait() noexcept { return wait_awaiter(*this); }
+
+ private:
+  mutable std::mutex guard_;  // never held across a suspension
+  std::ptrdiff_t count_;
+  detail::waiter_list waiters_;
+};
+
+}  // namespace fjord

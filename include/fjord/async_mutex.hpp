@@ -1,0 +1,144 @@
+#pragma once
+
+#include <coroutine>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+
+#include "fjord/detail/waiter_list.hpp"
+
+namespace fjord {
+
+class async_mutex;
+
+// Owns a lock of an async_mutex and unlocks it when destroyed.
+class [[nodiscard]] async_lock_guard {
+ public:
+  async_lock_guard() noexcept = default;
+  explicit async_lock_guard(async_mutex& m, std::adopt_lock_t) noexcept : mutex_(&m) {}
+  async_lock_guard(async_lock_guard&& o) noexcept : mutex_(std::exchange(o.mutex_, nullptr)) {}
+  async_lock_guard& operator=(async_lock_guard&& o) noexcept;
+  async_lock_guard(const async_lock_guard&) = delete;
+  async_lock_guard& operator=(const async_lock_guard&) = delete;
+  ~async_lock_guard();
+
+  bool owns_lock() const noexcept { return mutex_ != nullptr; }
+  async_mutex* mutex() const noexcept { return mutex_; }
+  void unlock();
+
+ private:
+  async_mutex* mutex_ = nullptr;
+};
+
+// A mutex for coroutines: a coroutine that finds it locked is parked (no
+// thread blocks) and resumes, owning the mutex, when its turn comes. FIFO:
+// unlock() hands the mutex straight to the longest waiter, so nobody can
+// barge in ahead of it. A woken waiter continues on the pool it was
+// running on (off a pool: on the unlocking thread).
+//
+//   auto guard = co_await m.scoped_lock();
+class async_mutex {
+ public:
+  async_mutex() = default;
+  async_mutex(const async_mutex&) = delete;
+  async_mutex& operator=(const async_mutex&) = delete;
+  ~async_mutex() = default;
+
+  bool try_lock() noexcept {
+    std::lock_guard lock(guard_);
+    if (locked_) {
+      return false;
+    }
+    locked_ = true;
+    return true;
+  }
+
+  // A snapshot: true while some coroutine owns the mutex.
+  bool is_locked() const noexcept {
+    std::lock_guard lock(guard_);
+    return locked_;
+  }
+
+  // Releases the mutex, or hands it to the next waiter. Throws
+  // std::logic_error if the mutex is not locked.
+  void unlock() {
+    detail::parked_coroutine* next = nullptr;
+    {
+      std::lock_guard lock(guard_);
+      if (!locked_) {
+        throw std::logic_error("fjord::async_mutex::unlock: the mutex is not locked");
+      }
+      next = waiters_.pop_front();
+      locked_ = next != nullptr;  // ownership passes to `next`
+    }
+    if (next != nullptr) {
+      next->wake();
+    }
+  }
+
+  class lock_awaiter {
+   public:
+    explicit lock_awaiter(async_mutex& m) noexcept : mutex_(m) {}
+    bool await_ready() noexcept { return mutex_.try_lock(); }
+    bool await_suspend(std::coroutine_handle<> h) noexcept {
+      std::lock_guard lock(mutex_.guard_);
+      if (!mutex_.locked_) {
+        mutex_.locked_ = true;
+        return false;
+      }
+      waiter_.park(h);
+      mutex_.waiters_.push_back(waiter_);
+      return true;
+    }
+    void await_resume() const noexcept {}
+
+   protected:
+    async_mutex& mutex_;
+
+   private:
+    detail::parked_coroutine waiter_;
+  };
+
+  class scoped_lock_awaiter : public lock_awaiter {
+   public:
+    using lock_awaiter::lock_awaiter;
+    async_lock_guard await_resume() const noexcept {
+      return async_lock_guard(mutex_, std::adopt_lock);
+    }
+  };
+
+  // co_await m.lock(): acquires the mutex (unlock() it yourself).
+  [[nodiscard]] lock_awaiter lock() noexcept { return lock_awaiter(*this); }
+  // co_await m.scoped_lock(): acquires it and yields a guard that unlocks.
+  [[nodiscard]] scoped_lock_awaiter scoped_lock() noexcept { return scoped_lock_awaiter(*this); }
+
+ private:
+  mutable std::mutex guard_;  // held for a few instructions, never across a suspension
+  bool locked_ = false;
+  detail::waiter_list waiters_;
+};
+
+inline async_lock_guard& async_lock_guard::operator=(async_lock_guard&& o) noexcept {
+  if (this != &o) {
+    if (mutex_ != nullptr) {
+      mutex_->unlock();
+    }
+    mutex_ = std::exchange(o.mutex_, nullptr);
+  }
+  return *this;
+}
+
+inline async_lock_guard::~async_lock_guard() {
+  if (mutex_ != nullptr) {
+    mutex_->unlock();
+  }
+}
+
+inline void async_lock_guard::unlock() {
+  if (mutex_ == nullptr) {
+    throw std::logic_error("fjord::async_lock_guard::unlock: the guard owns no lock");
+  }
+  std::exchange(mutex_, nullptr)->unlock();
+}
+
+}  // namespace fjord

@@ -1,0 +1,91 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+#include "fjord/detail/config.hpp"
+
+namespace fjord::detail {
+
+// Memory for coroutine frames: a per-thread cache of free blocks in 16 size
+// classes (64 to 1024 bytes, 64 apart), in the manner of a thread-caching
+// malloc. A frame is freed into the cache of the thread that frees it, not
+// of the one that allocated it, so a frame made on one worker and destroyed
+// on another costs no synchronisation at all; a cache that grows past its
+// bound hands a batch to a central list per class (one mutex, taken once per
+// batch), from which caches that run dry refill. Steady state never calls
+// malloc, whichever threads allocate and free.
+//
+// Every block is its own operator new allocation, so any block may be given
+// back to operator delete at any time: a thread that has exited frees
+// straight to the system, and a frame that is never freed is reported by
+// LeakSanitizer. Under AddressSanitizer the cache is bypassed altogether so
+// that a use after free of a frame is caught.
+class frame_allocator {
+ public:
+  static constexpr std::size_t class_step = 64;
+  static constexpr std::size_t class_count = 16;
+  static constexpr std::size_t max_cached_size = class_step * class_count;
+
+  static FJORD_ALWAYS_INLINE void* allocate(std::size_t size) {
+#if !FJORD_ASAN
+    if (size <= max_cached_size) [[likely]] {
+      const std::size_t cls = (size - 1) / class_step;
+      cache& c = thread_cache;
+      if (block* b = c.head[cls]; b != nullptr) [[likely]] {
+        c.head[cls] = b->next;
+        --c.count[cls];
+        return b;
+      }
+      return refill(cls);
+    }
+#endif
+    return ::operator new(size);
+  }
+
+  static FJORD_ALWAYS_INLINE void deallocate(void* p, std::size_t size) noexcept {
+#if !FJORD_ASAN
+    if (size <= max_cached_size) [[likely]] {
+      const std::size_t cls = (size - 1) / class_step;
+      cache& c = thread_cache;
+      if (c.count[cls] < c.limit[cls]) [[likely]] {
+        auto* b = static_cast<block*>(p);
+        b->next = c.head[cls];
+        c.head[cls] = b;
+        ++c.count[cls];
+        return;
+      }
+      overflow(p, cls);
+      return;
+    }
+#endif
+    ::operator delete(p);
+  }
+
+  // Blocks cached by the calling thread, all classes (for tests).
+  static std::size_t cached_by_this_thread() noexcept;
+  // Returns the calling thread's cache to the central lists (for tests).
+  static void flush_this_thread() noexcept;
+
+ private:
+  struct block {
+    block* next;
+  };
+  // Trivially constructible, so the thread_local needs no guard on access.
+  // limit[] is 0 until the thread's first refill registers its exit hook;
+  // after the hook ran it is 0 again, and frees go to operator delete.
+  struct cache {
+    block* head[class_count];
+    std::uint32_t count[class_count];
+    std::uint32_t limit[class_count];
+  };
+
+  static void* refill(std::size_t cls);
+  static void overflow(void* p, std::size_t cls) noexcept;
+
+  __attribute__((
+      tls_model("initial-exec"))) static inline constinit thread_local cache thread_cache{};
+};
+
+}  // namespace fjord::detail

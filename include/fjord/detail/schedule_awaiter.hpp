@@ -1,0 +1,48 @@
+#pragma once
+
+#include <coroutine>
+
+#include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/resume_job.hpp"
+#include "fjord/detail/worker.hpp"
+
+namespace fjord::detail {
+
+// co_await pool.schedule(): continues the coroutine on one of the pool's
+// workers. Already on one: carries on without suspending. The job lives in
+// this awaiter, inside the suspended frame: no allocation. From a thread
+// outside the pool after its destruction began, the co_await throws
+// fjord::shutdown_error in the coroutine.
+class schedule_awaiter : resume_job {
+ public:
+  explicit schedule_awaiter(pool_core& p) noexcept : pool_(&p) {}
+
+  bool await_ready() const noexcept {
+    const worker* w = current_worker;
+    return w != nullptr && w->pool == pool_;
+  }
+  void await_suspend(std::coroutine_handle<> h) {
+    handle = h;
+    pool_->inject(this, this);
+  }
+  void await_resume() const noexcept {}
+
+ private:
+  pool_core* pool_;
+};
+
+// co_await fjord::yield(): lets the worker run its other work first. The
+// coroutine goes to the back of its pool's injection queue, which a worker
+// reads after its own deque runs dry (or every few dozen jobs). Off a pool
+// there is nothing to yield to, and it does not suspend.
+class yield_awaiter : resume_job {
+ public:
+  bool await_ready() const noexcept { return current_worker == nullptr; }
+  void await_suspend(std::coroutine_handle<> h) {
+    handle = h;
+    current_worker->pool->inject(this, this);
+  }
+  void await_resume() const noexcept {}
+};
+
+}  // namespace fjord::detail

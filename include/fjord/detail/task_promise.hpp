@@ -1,0 +1,155 @@
+#pragma once
+
+#include <concepts>
+#include <coroutine>
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <stop_token>
+#include <type_traits>
+#include <utility>
+
+#include "fjord/detail/frame_allocator.hpp"
+
+namespace fjord {
+template <class T>
+class task;
+}  // namespace fjord
+
+namespace fjord::detail {
+
+// What every fjord coroutine promise shares: frames from the frame
+// allocator, the coroutine to resume when this one ends, and the stop token
+// it runs under (inherited from whoever awaits it, unless set explicitly).
+class promise_base {
+ public:
+  static void* operator new(std::size_t size) { return frame_allocator::allocate(size); }
+  static void operator delete(void* p, std::size_t size) noexcept {
+    frame_allocator::deallocate(p, size);
+  }
+
+  // Lazy: nothing runs until the task is awaited.
+  std::suspend_always initial_suspend() const noexcept { return {}; }
+
+  // Symmetric transfer to the awaiting coroutine: a chain of completions is a
+  // chain of tail calls, so the stack does not grow.
+  struct final_awaiter {
+    bool await_ready() const noexcept { return false; }
+    template <class Promise>
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> h) const noexcept {
+      return h.promise().continuation;
+    }
+    void await_resume() const noexcept {}
+  };
+  final_awaiter final_suspend() const noexcept { return {}; }
+
+  // Called when `parent` awaits this coroutine.
+  template <class Parent>
+  void attach(std::coroutine_handle<Parent> parent) noexcept {
+    continuation = parent;
+    if constexpr (std::is_base_of_v<promise_base, Parent>) {
+      if (stop_token == nullptr) {
+        stop_token = parent.promise().stop_token;
+      }
+    }
+  }
+
+  std::coroutine_handle<> continuation = std::noop_coroutine();
+  // Not owned: the token lives in whoever set it (when_any, with_stop_token)
+  // and outlives this coroutine. nullptr: no stop can be requested.
+  const std::stop_token* stop_token = nullptr;
+};
+
+// The outcome of a task: a value, an exception, or (before it ran) nothing.
+// A hand-made union rather than std::variant keeps the hot path to a byte
+// test and a move; this is the path the co_await chain benchmark measures.
+template <class T>
+class task_promise final : public promise_base {
+ public:
+  task_promise() noexcept {}
+  ~task_promise() {
+    if (state_ == state::value) {
+      std::destroy_at(std::addressof(value_));
+    } else if (state_ == state::error) {
+      std::destroy_at(std::addressof(error_));
+    }
+  }
+  task_promise(const task_promise&) = delete;
+  task_promise& operator=(const task_promise&) = delete;
+
+  task<T> get_return_object() noexcept;
+
+  template <std::convertible_to<T> U>
+  void return_value(U&& v) noexcept(std::is_nothrow_constructible_v<T, U&&>) {
+    std::construct_at(std::addressof(value_), std::forward<U>(v));
+    state_ = state::value;
+  }
+  void unhandled_exception() noexcept {
+    std::construct_at(std::addressof(error_), std::current_exception());
+    state_ = state::error;
+  }
+
+  T& result() & {
+    if (state_ == state::error) [[unlikely]] {
+      std::rethrow_exception(error_);
+    }
+    return value_;
+  }
+  T result() && {
+    if (state_ == state::error) [[unlikely]] {
+      std::rethrow_exception(error_);
+    }
+    return std::move(value_);
+  }
+  bool has_error() const noexcept { return state_ == state::error; }
+
+ private:
+  enum class state : unsigned char { empty, value, error };
+  union {
+    T value_;
+    std::exception_ptr error_;
+  };
+  state state_ = state::empty;
+};
+
+template <class T>
+class task_promise<T&> final : public promise_base {
+ public:
+  task<T&> get_return_object() noexcept;
+
+  void return_value(T& v) noexcept { value_ = std::addressof(v); }
+  void unhandled_exception() noexcept { error_ = std::current_exception(); }
+
+  T& result() const {
+    if (error_) [[unlikely]] {
+      std::rethrow_exception(error_);
+    }
+    return *value_;
+  }
+  bool has_error() const noexcept { return error_ != nullptr; }
+
+ private:
+  T* value_ = nullptr;
+  std::exception_ptr error_;
+};
+
+template <>
+class task_promise<void> final : public promise_base {
+ public:
+  task<void> get_return_object() noexcept;
+
+  void return_void() noexcept {}
+  void unhandled_exception() noexcept { error_ = std::current_exception(); }
+
+  void result() const {
+    if (error_) [[unlikely]] {
+      std::rethrow_exception(error_);
+    }
+  }
+  bool has_error() const noexcept { return error_ != nullptr; }
+
+ private:
+  std::exception_ptr error_;
+};
+
+}  // namespace fjord::detail

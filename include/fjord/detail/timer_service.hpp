@@ -1,0 +1,66 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <vector>
+
+#include "fjord/detail/resume_job.hpp"
+
+namespace fjord::detail {
+
+// One thread for the whole process keeps the sleeping coroutines in a binary
+// min-heap ordered by deadline and wakes each at its time: no thread per
+// timer. Woken coroutines go back to the pool they slept on (or, if they were
+// not on a pool, run on the timer thread: keep such continuations short).
+// Every state change of an entry happens under the service's mutex, which is
+// what makes expiry and cancellation race-free: whoever takes an armed entry
+// out of the heap first (the timer thread, or a stop callback) is the one
+// that wakes the coroutine.
+class timer_service {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  struct entry {
+    enum class state : unsigned char { arming, armed, fired, canceled };
+
+    clock::time_point deadline;
+    parked_coroutine waiter;
+    std::size_t heap_index = 0;
+    state status = state::arming;  // guarded by the service's mutex
+  };
+
+  // Created on first use, never destroyed: coroutines may sleep during
+  // static destruction.
+  static timer_service& instance();
+
+  // Puts e (its waiter parked) in the heap. Returns false, without arming,
+  // when e was canceled before it could be armed: do not suspend then.
+  bool arm(entry& e);
+
+  // From a stop callback: takes e out of the heap and wakes its coroutine if
+  // it is still waiting; marks it canceled if it is not armed yet.
+  void cancel(entry& e) noexcept;
+
+  // Entries in the heap (for tests).
+  std::size_t pending() const;
+
+ private:
+  timer_service();
+  void run() noexcept;
+  void push(entry& e);
+  void remove(std::size_t i) noexcept;
+  void sift_up(std::size_t i) noexcept;
+  void sift_down(std::size_t i) noexcept;
+  void place(std::size_t i, entry* e) noexcept {
+    heap_[i] = e;
+    e->heap_index = i;
+  }
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<entry*> heap_;
+};
+
+}  // namespace fjord::detail

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <atomic>
+
+#include "fjord/detail/resume_job.hpp"
+
+namespace fjord::detail {
+
+// A FIFO of parked coroutines, linked through their jobs (no allocation).
+// Not synchronised: each async primitive guards its list with its own mutex,
+// and takes a waiter out before waking it (the wake reuses the link).
+class waiter_list {
+ public:
+  bool empty() const noexcept { return head_ == nullptr; }
+
+  void push_back(parked_coroutine& w) noexcept {
+    w.next().store(nullptr, std::memory_order_relaxed);
+    if (tail_ == nullptr) {
+      head_ = &w;
+    } else {
+      tail_->next().store(&w, std::memory_order_relaxed);
+    }
+    tail_ = &w;
+  }
+
+  parked_coroutine* pop_front() noexcept {
+    parked_coroutine* w = head_;
+    if (w != nullptr) {
+      head_ = static_cast<parked_coroutine*>(w->next().load(std::memory_order_relaxed));
+      if (head_ == nullptr) {
+        tail_ = nullptr;
+      }
+    }
+    return w;
+  }
+
+  // Takes the whole list; wake them with wake_all() once the lock is released.
+  waiter_list take_all() noexcept {
+    waiter_list all = *this;
+    head_ = tail_ = nullptr;
+    return all;
+  }
+
+  void wake_all() noexcept {
+    while (parked_coroutine* w = pop_front()) {
+      w->wake();  // w may be gone after this
+    }
+  }
+
+ private:
+  parked_coroutine* head_ = nullptr;
+  parked_coroutine* tail_ = nullptr;
+};
+
+}  // namespace fjord::detail

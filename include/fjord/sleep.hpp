@@ -1,0 +1,118 @@
+#pragma once
+
+#include <chrono>
+#include <coroutine>
+#include <optional>
+#include <stop_token>
+#include <type_traits>
+
+#include "fjord/detail/task_promise.hpp"
+#include "fjord/detail/timer_service.hpp"
+
+namespace fjord {
+
+// How a timed wait ended. A stop request is not an error: the wait simply
+// ends early and says so.
+enum class sleep_status {
+  elapsed,   // the time came
+  canceled,  // a stop was requested on the token first
+};
+
+namespace detail {
+
+class sleep_awaiter {
+ public:
+  sleep_awaiter(timer_service::clock::time_point deadline,
+                std::optional<std::stop_token> token) noexcept
+      : token_(std::move(token)) {
+    entry_.deadline = deadline;
+  }
+  sleep_awaiter(const sleep_awaiter&) = delete;
+  sleep_awaiter& operator=(const sleep_awaiter&) = delete;
+
+  bool await_ready() const noexcept { return false; }
+
+  template <class Promise>
+  bool await_suspend(std::coroutine_handle<Promise> h) {
+    if (!token_) {
+      token_.emplace();
+      if constexpr (std::is_base_of_v<promise_base, Promise>) {
+        if (const std::stop_token* inherited = h.promise().stop_token; inherited != nullptr) {
+          *token_ = *inherited;
+        }
+      }
+    }
+    if (token_->stop_requested()) {
+      entry_.status = timer_service::entry::state::canceled;
+      return false;
+    }
+    if (entry_.deadline <= timer_service::clock::now()) {
+      entry_.status = timer_service::entry::state::fired;
+      return false;
+    }
+    entry_.waiter.park(h);
+    if (token_->stop_possible()) {
+      // May run at once (a stop requested just now): cancel() then marks the
+      // entry canceled and arm() declines.
+      on_stop_.emplace(*token_, canceller{&entry_});
+    }
+    return timer_service::instance().arm(entry_);
+  }
+
+  sleep_status await_resume() noexcept {
+    on_stop_.reset();  // waits for a stop callback running on another thread
+    return entry_.status == timer_service::entry::state::canceled ? sleep_status::canceled
+                                                                  : sleep_status::elapsed;
+  }
+
+ private:
+  struct canceller {
+    timer_service::entry* entry;
+    void operator()() const noexcept { timer_service::instance().cancel(*entry); }
+  };
+
+  std::optional<std::stop_token> token_;
+  timer_service::entry entry_;
+  std::optional<std::stop_callback<canceller>> on_stop_;
+};
+
+}  // namespace detail
+
+namespace detail {
+
+// now + d, saturating at the clock's end instead of overflowing.
+template <class Rep, class Period>
+timer_service::clock::time_point deadline_after(std::chrono::duration<Rep, Period> d) {
+  using clock = timer_service::clock;
+  const auto now = clock::now();
+  if (d <= d.zero()) {
+    return now;
+  }
+  const auto limit = clock::time_point::max() - now;
+  if (d >= std::chrono::duration_cast<std::chrono::duration<Rep, Period>>(limit)) {
+    return clock::time_point::max();
+  }
+  return now + std::chrono::ceil<clock::duration>(d);
+}
+
+}  // namespace detail
+
+// co_await fjord::sleep_until(t): suspends the coroutine (no thread waits)
+// until t, then resumes it on the pool it was running on. The wait ends
+// early with sleep_status::canceled when a stop is requested on `token`, or,
+// when no token is given, on the stop token the coroutine runs under (see
+// current_stop_token()). A time already past does not suspend.
+template <class Clock, class Duration>
+detail::sleep_awaiter sleep_until(std::chrono::time_point<Clock, Duration> t,
+                                  std::optional<std::stop_token> token = std::nullopt) {
+  return detail::sleep_awaiter(detail::deadline_after(t - Clock::now()), std::move(token));
+}
+
+// co_await fjord::sleep_for(d): sleep_until(now + d).
+template <class Rep, class Period>
+detail::sleep_awaiter sleep_for(std::chrono::duration<Rep, Period> d,
+                                std::optional<std::stop_token> token = std::nullopt) {
+  return detail::sleep_awaiter(detail::deadline_after(d), std::move(token));
+}
+
+}  // namespace fjord

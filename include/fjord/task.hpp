@@ -1,0 +1,193 @@
+#pragma once
+
+#include <coroutine>
+#include <stdexcept>
+#include <stop_token>
+#include <utility>
+
+#include "fjord/detail/task_promise.hpp"
+
+namespace fjord {
+
+namespace detail {
+struct task_access;
+}  // namespace detail
+
+// A lazy coroutine producing a T (or void, or a reference). Nothing runs
+// until the task is awaited (or handed to sync_wait, spawn, when_all ...);
+// the awaiting coroutine is resumed by symmetric transfer when the task ends,
+// on whichever thread ended it. An exception leaving the body is stored and
+// rethrown at the co_await. Move-only; destroying a task that never ran (or
+// has finished) destroys its frame.
+//
+//   fjord::task<int> answer() { co_return 42; }
+//   fjord::task<int> twice() { co_return 2 * co_await answer(); }
+template <class T = void>
+class [[nodiscard]] task {
+ public:
+  using promise_type = detail::task_promise<T>;
+  using value_type = T;
+
+  task() noexcept = default;
+  task(task&& other) noexcept : handle_(std::exchange(other.handle_, {})) {}
+  task& operator=(task&& other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = std::exchange(other.handle_, {});
+    }
+    return *this;
+  }
+  task(const task&) = delete;
+  task& operator=(const task&) = delete;
+  ~task() { reset(); }
+
+  // False for a default-constructed or moved-from task.
+  explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+  // True once the body has run to its end (value or exception).
+  bool done() const noexcept { return handle_ && handle_.done(); }
+
+  // co_await std::move(t) yields the value; co_await t (an lvalue) yields a
+  // reference to it, leaving it in the task.
+  auto operator co_await() && { return awaiter<true>{handle_}; }
+  auto operator co_await() & { return awaiter<false>{handle_}; }
+
+ private:
+  friend promise_type;
+  friend struct detail::task_access;
+  explicit task(std::coroutine_handle<promise_type> h) noexcept : handle_(h) {}
+
+  void reset() noexcept {
+    if (handle_) {
+      handle_.destroy();
+      handle_ = {};
+    }
+  }
+
+  [[noreturn]] static void throw_empty() {
+    throw std::logic_error(
+        "fjord::task: co_await on an empty task (default-constructed or moved-from)");
+  }
+
+  template <bool Rvalue>
+  struct awaiter {
+    std::coroutine_handle<promise_type> handle;
+
+    bool await_ready() const {
+      if (!handle) [[unlikely]] {
+        throw_empty();
+      }
+      return handle.done();
+    }
+    template <class Parent>
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<Parent> parent) const noexcept {
+      handle.promise().attach(parent);
+      return handle;
+    }
+    decltype(auto) await_resume() const {
+      if constexpr (Rvalue) {
+        return std::move(handle.promise()).result();
+      } else {
+        return handle.promise().result();
+      }
+    }
+  };
+
+  std::coroutine_handle<promise_type> handle_;
+};
+
+namespace detail {
+
+template <class T>
+task<T> task_promise<T>::get_return_object() noexcept {
+  return task<T>(std::coroutine_handle<task_promise>::from_promise(*this));
+}
+template <class T>
+task<T&> task_promise<T&>::get_return_object() noexcept {
+  return task<T&>(std::coroutine_handle<task_promise>::from_promise(*this));
+}
+inline task<void> task_promise<void>::get_return_object() noexcept {
+  return task<void>(std::coroutine_handle<task_promise>::from_promise(*this));
+}
+
+// What fjord's own combinators need from a task beyond its public face.
+struct task_access {
+  template <class T>
+  static std::coroutine_handle<task_promise<T>> handle(const task<T>& t) noexcept {
+    return t.handle_;
+  }
+
+  // Awaits the task's completion without taking its result: the result (or
+  // exception) stays in the task for the caller to read afterwards.
+  template <class T>
+  struct completion {
+    std::coroutine_handle<task_promise<T>> handle;
+
+    bool await_ready() const noexcept { return handle.done(); }
+    template <class Parent>
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<Parent> parent) const noexcept {
+      handle.promise().attach(parent);
+      return handle;
+    }
+    void await_resume() const noexcept {}
+  };
+  template <class T>
+  static completion<T> completion_of(const task<T>& t) {
+    if (!t.handle_) {
+      task<T>::throw_empty();
+    }
+    return {t.handle_};
+  }
+
+  // The result of a finished task: the value (moved out), or its exception.
+  template <class T>
+  static T take_result(task<T>& t) {
+    if constexpr (std::is_reference_v<T> || std::is_void_v<T>) {
+      return t.handle_.promise().result();
+    } else {
+      return std::move(t.handle_.promise()).result();
+    }
+  }
+
+  // Makes t run under `token` (and its awaitees inherit it). The token must
+  // outlive the run.
+  template <class T>
+  static void set_stop_token(task<T>& t, const std::stop_token* token) noexcept {
+    t.handle_.promise().stop_token = token;
+  }
+};
+
+// Awaitable: the stop token of the coroutine that awaits it.
+struct stop_token_reader {
+  std::stop_token token;
+  bool await_ready() const noexcept { return false; }
+  template <class Promise>
+  bool await_suspend(std::coroutine_handle<Promise> h) noexcept {
+    if constexpr (std::is_base_of_v<promise_base, Promise>) {
+      if (const std::stop_token* t = h.promise().stop_token; t != nullptr) {
+        token = *t;
+      }
+    }
+    return false;  // never actually suspends
+  }
+  std::stop_token await_resume() const noexcept { return token; }
+};
+
+}  // namespace detail
+
+// co_await fjord::current_stop_token() yields the stop token the calling
+// coroutine runs under: set by when_any or with_stop_token and inherited by
+// every task it awaits. A coroutine not running under one gets a token on
+// which no stop can be requested.
+inline detail::stop_token_reader current_stop_token() noexcept {
+  return {};
+}
+
+// Runs t under `token`: t, and every task it awaits, sees it through
+// current_stop_token() and in fjord's timed waits.
+template <class T>
+task<T> with_stop_token(std::stop_token token, task<T> t) {
+  detail::task_access::set_stop_token(t, &token);
+  co_return co_await std::move(t);
+}
+
+}  // namespace fjord

@@ -1,0 +1,141 @@
+#pragma once
+
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <iterator>
+#include <ranges>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "fjord/detail/fanout.hpp"
+#include "fjord/task.hpp"
+
+namespace fjord {
+
+namespace detail {
+
+template <class T>
+inline constexpr bool is_task_v = false;
+template <class T>
+inline constexpr bool is_task_v<task<T>> = true;
+
+template <class R>
+concept task_range = std::ranges::input_range<R> &&
+    is_task_v<std::remove_cvref_t<std::ranges::range_reference_t<R>>>;
+
+// A task's result as a tuple element: void becomes std::monostate and a
+// reference a std::reference_wrapper.
+template <class T>
+using element_t =
+    std::conditional_t<std::is_void_v<T>, std::monostate,
+                       std::conditional_t<std::is_reference_v<T>,
+                                          std::reference_wrapper<std::remove_reference_t<T>>, T>>;
+
+template <class T>
+element_t<T> take_element(task<T>& t) {
+  if constexpr (std::is_void_v<T>) {
+    task_access::take_result(t);
+    return {};
+  } else {
+    return task_access::take_result(t);
+  }
+}
+
+// After every child finished: rethrows the exception of the first child (in
+// argument or range order) that has one.
+template <class Task>
+void rethrow_first_error(Task& t) {
+  if (task_access::handle(t).promise().has_error()) {
+    task_access::take_result(t);  // rethrows
+  }
+}
+
+template <class Task>
+void rethrow_first_error(std::span<Task> tasks) {
+  for (Task& t : tasks) {
+    rethrow_first_error(t);
+  }
+}
+
+template <class... T>
+task<std::tuple<element_t<T>...>> when_all_tuple(task<T>... tasks) {
+  std::array<child_runner, sizeof...(T)> runners{make_child_runner(tasks)...};
+  fanout f(runners, nullptr);
+  co_await fanout::awaiter{f};
+  (rethrow_first_error(tasks), ...);
+  co_return std::tuple<element_t<T>...>(take_element(tasks)...);
+}
+
+template <class T>
+task<std::conditional_t<std::is_void_v<T>, void, std::vector<element_t<T>>>> when_all_vector(
+    std::vector<task<T>> tasks) {
+  std::vector<child_runner> runners;
+  runners.reserve(tasks.size());
+  for (const task<T>& t : tasks) {
+    runners.push_back(make_child_runner(t));
+  }
+  fanout f(runners, nullptr);
+  co_await fanout::awaiter{f};
+  rethrow_first_error(std::span(tasks));
+  if constexpr (!std::is_void_v<T>) {
+    std::vector<element_t<T>> results;
+    results.reserve(tasks.size());
+    for (task<T>& t : tasks) {
+      results.push_back(take_element(t));
+    }
+    co_return results;
+  }
+}
+
+template <class R>
+auto to_task_vector(R&& range) {
+  using task_t = std::remove_cvref_t<std::ranges::range_reference_t<R>>;
+  std::vector<task_t> tasks;
+  if constexpr (std::ranges::sized_range<R>) {
+    tasks.reserve(std::ranges::size(range));
+  }
+  for (auto&& t : range) {
+    tasks.push_back(std::move(t));
+  }
+  for (const task_t& t : tasks) {
+    if (!t) {
+      throw std::invalid_argument(
+          "fjord: an empty task (default-constructed or moved-from) passed to when_all/when_any");
+    }
+  }
+  return tasks;
+}
+
+}  // namespace detail
+
+// Awaits every task, running them in parallel on the current pool (when
+// awaited from a worker; one after another on the awaiting thread
+// otherwise). The coroutine resumes when the last task ends, on the thread
+// that ended it; no thread blocks. Yields a tuple of the results (void as
+// std::monostate, a reference as std::reference_wrapper). If any task
+// threw, every task still runs to its end, then the exception of the first
+// one (in argument order) that threw is rethrown; the others are dropped.
+// The tasks inherit the awaiting coroutine's stop token.
+template <class... T>
+task<std::tuple<detail::element_t<T>...>> when_all(task<T>... tasks) {
+  if ((!tasks || ...)) {
+    throw std::invalid_argument(
+        "fjord::when_all: an empty task (default-constructed or moved-from)");
+  }
+  return detail::when_all_tuple(std::move(tasks)...);
+}
+
+// The same over a range of task<T> (the tasks are moved out of it): yields a
+// std::vector of the results in range order, or nothing for task<void>.
+template <detail::task_range R>
+auto when_all(R&& tasks) {
+  return detail::when_all_vector(detail::to_task_vector(std::forward<R>(tasks)));
+}
+
+}  // namespace fjord

@@ -1,0 +1,131 @@
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <stop_token>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "fjord/detail/fanout.hpp"
+#include "fjord/task.hpp"
+#include "fjord/when_all.hpp"
+
+namespace fjord {
+
+// The outcome of when_any over a range: which task finished first, and its
+// result.
+template <class T>
+struct when_any_result {
+  std::size_t index;
+  T value;
+};
+template <>
+struct when_any_result<void> {
+  std::size_t index;
+};
+
+namespace detail {
+
+// Forwards a stop request of the awaiting coroutine's own token to the race.
+struct stop_forwarder {
+  std::optional<std::stop_callback<std::function<void()>>> callback;
+
+  bool await_ready() const noexcept { return false; }
+  template <class Promise>
+  bool await_suspend(std::coroutine_handle<Promise> h) {
+    if constexpr (std::is_base_of_v<promise_base, Promise>) {
+      if (const std::stop_token* t = h.promise().stop_token; t != nullptr && race != nullptr) {
+        fanout::race* r = race;
+        callback.emplace(*t, [r] { r->source.request_stop(); });
+      }
+    }
+    return false;
+  }
+  void await_resume() const noexcept {}
+
+  fanout::race* race = nullptr;
+};
+
+template <std::size_t I, class... T>
+std::variant<element_t<T>...> take_winner(std::size_t winner, std::tuple<task<T>...>& tasks) {
+  if constexpr (I + 1 < sizeof...(T)) {
+    if (winner != I) {
+      return take_winner<I + 1, T...>(winner, tasks);
+    }
+  }
+  return std::variant<element_t<T>...>(std::in_place_index<I>, take_element(std::get<I>(tasks)));
+}
+
+template <class... T>
+task<std::variant<element_t<T>...>> when_any_tuple(task<T>... args) {
+  std::tuple<task<T>...> tasks(std::move(args)...);
+  fanout::race race;
+  stop_forwarder forward{.callback = {}, .race = &race};
+  co_await forward;
+  std::array<child_runner, sizeof...(T)> runners = std::apply(
+      [](const auto&... t) {
+        return std::array<child_runner, sizeof...(T)>{make_child_runner(t)...};
+      },
+      tasks);
+  fanout f(runners, &race);
+  co_await fanout::awaiter{f};
+  co_return take_winner<0, T...>(race.winner.load(std::memory_order_relaxed), tasks);
+}
+
+template <class T>
+task<when_any_result<T>> when_any_vector(std::vector<task<T>> tasks) {
+  fanout::race race;
+  stop_forwarder forward{.callback = {}, .race = &race};
+  co_await forward;
+  std::vector<child_runner> runners;
+  runners.reserve(tasks.size());
+  for (const task<T>& t : tasks) {
+    runners.push_back(make_child_runner(t));
+  }
+  fanout f(runners, &race);
+  co_await fanout::awaiter{f};
+  const std::size_t winner = race.winner.load(std::memory_order_relaxed);
+  if constexpr (std::is_void_v<T>) {
+    task_access::take_result(tasks[winner]);
+    co_return when_any_result<void>{winner};
+  } else {
+    co_return when_any_result<T>{winner, task_access::take_result(tasks[winner])};
+  }
+}
+
+}  // namespace detail
+
+// Runs the tasks as when_all does; the first to finish (with a value or an
+// exception) wins: the others are asked to stop through the stop token they
+// run under (see current_stop_token(); fjord's timed waits end early on
+// it). Structured: the coroutine resumes once every task has ended, so no
+// task outlives the call. Yields the winner's result as a variant (its
+// index is the winner's position), or rethrows the winner's exception;
+// the losers' results and exceptions are dropped. A stop request on the
+// awaiting coroutine's own token is passed on to every task.
+template <class... T>
+task<std::variant<detail::element_t<T>...>> when_any(task<T>... tasks) {
+  static_assert(sizeof...(T) > 0, "fjord::when_any needs at least one task");
+  if ((!tasks || ...)) {
+    throw std::invalid_argument(
+        "fjord::when_any: an empty task (default-constructed or moved-from)");
+  }
+  return detail::when_any_tuple(std::move(tasks)...);
+}
+
+// The same over a range of task<T> (moved out of it); throws
+// std::invalid_argument if the range is empty.
+template <detail::task_range R>
+auto when_any(R&& tasks) {
+  auto v = detail::to_task_vector(std::forward<R>(tasks));
+  if (v.empty()) {
+    throw std::invalid_argument("fjord::when_any: the range holds no tasks (0)");
+  }
+  return detail::when_any_vector(std::move(v));
+}
+
+}  // namespace fjord

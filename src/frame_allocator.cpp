@@ -1,0 +1,184 @@
+#include "fjord/detail/frame_allocator.hpp"
+
+#include <mutex>
+#include <vector>
+
+namespace fjord::detail {
+
+namespace {
+
+// A thread caches at most this many bytes per class before handing half of
+// them to the central list: enough for a chain of a thousand small frames.
+constexpr std::size_t cache_bytes_per_class = 64 * 1024;
+// The central lists keep at most this many bytes per class; beyond that,
+// surplus blocks go back to the system.
+constexpr std::size_t central_bytes_per_class = 8 * 1024 * 1024;
+// Blocks made at once when both the cache and the central list are empty.
+constexpr std::size_t fresh_batch = 16;
+
+std::size_t block_size(std::size_t cls) {
+  return (cls + 1) * frame_allocator::class_step;
+}
+
+}  // namespace
+
+// Central free lists, one per class, each a chain of blocks under a mutex.
+// Immortal on purpose: threads may free frames during static destruction.
+struct central_lists {
+  struct list {
+    std::mutex mutex;
+    void* head = nullptr;  // blocks linked through their first word
+    std::size_t count = 0;
+  };
+  list lists[frame_allocator::class_count];
+
+  static central_lists& get() {
+    static central_lists* instance = new central_lists;
+    return *instance;
+  }
+};
+
+namespace {
+
+// Runs at thread exit: returns the cache and makes later frees go to the
+// system (limit 0), since the thread_local cache is about to vanish.
+thread_local bool exited = false;
+struct exit_hook {
+  bool armed = false;
+  ~exit_hook() {
+    if (armed) {
+      frame_allocator::flush_this_thread();
+      exited = true;
+    }
+  }
+};
+thread_local exit_hook hook;
+
+void push_chain(central_lists::list& l, void* first, void* last, std::size_t n, std::size_t cls) {
+  std::unique_lock lock(l.mutex);
+  if ((l.count + n) * block_size(cls) > central_bytes_per_class) {
+    lock.unlock();
+    while (first != nullptr) {
+      void* next = first == last ? nullptr : *static_cast<void**>(first);
+      ::operator delete(first);
+      first = next;
+    }
+    return;
+  }
+  *static_cast<void**>(last) = l.head;
+  l.head = first;
+  l.count += n;
+}
+
+}  // namespace
+
+std::size_t frame_allocator::cached_by_this_thread() noexcept {
+  std::size_t n = 0;
+  for (std::size_t c = 0; c < class_count; ++c) {
+    n += thread_cache.count[c];
+  }
+  return n;
+}
+
+void frame_allocator::flush_this_thread() noexcept {
+  cache& c = thread_cache;
+  for (std::size_t cls = 0; cls < class_count; ++cls) {
+    if (c.head[cls] != nullptr) {
+      block* last = c.head[cls];
+      while (last->next != nullptr) {
+        last = last->next;
+      }
+      push_chain(central_lists::get().lists[cls], c.head[cls], last, c.count[cls], cls);
+    }
+    c.head[cls] = nullptr;
+    c.count[cls] = 0;
+    c.limit[cls] = 0;
+  }
+}
+
+namespace {
+
+// Arms the exit hook on a thread's first use and sets the limits. Returns
+// false once the thread is past its exit hook (use the system then).
+bool ensure_cache_ready(std::uint32_t* limit) {
+  if (limit[0] != 0) {
+    return true;
+  }
+  if (exited) {
+    return false;
+  }
+  hook.armed = true;
+  for (std::size_t cls = 0; cls < frame_allocator::class_count; ++cls) {
+    limit[cls] = static_cast<std::uint32_t>(cache_bytes_per_class / block_size(cls));
+  }
+  return true;
+}
+
+}  // namespace
+
+void* frame_allocator::refill(std::size_t cls) {
+  cache& c = thread_cache;
+  if (!ensure_cache_ready(c.limit)) {
+    return ::operator new(block_size(cls));
+  }
+  // Take up to half a cache's worth from the central list.
+  central_lists::list& l = central_lists::get().lists[cls];
+  {
+    const std::size_t want = c.limit[cls] / 2;
+    std::lock_guard lock(l.mutex);
+    std::size_t taken = 0;
+    while (l.head != nullptr && taken < want) {
+      auto* b = static_cast<block*>(l.head);
+      l.head = b->next;
+      b->next = c.head[cls];
+      c.head[cls] = b;
+      ++taken;
+    }
+    l.count -= taken;
+    c.count[cls] += static_cast<std::uint32_t>(taken);
+  }
+  if (c.head[cls] == nullptr) {
+    for (std::size_t i = 0; i < fresh_batch; ++i) {
+      auto* b = static_cast<block*>(::operator new(block_size(cls)));
+      b->next = c.head[cls];
+      c.head[cls] = b;
+      ++c.count[cls];
+    }
+  }
+  block* b = c.head[cls];
+  c.head[cls] = b->next;
+  --c.count[cls];
+  return b;
+}
+
+void frame_allocator::overflow(void* p, std::size_t cls) noexcept {
+  cache& c = thread_cache;
+  if (!ensure_cache_ready(c.limit)) {
+    ::operator delete(p);
+    return;
+  }
+  auto* b = static_cast<block*>(p);
+  b->next = c.head[cls];
+  c.head[cls] = b;
+  ++c.count[cls];
+  if (c.count[cls] <= c.limit[cls]) {
+    return;  // the first free on this thread: the limit was 0 until now
+  }
+  // Hand the older half to the central list, keep the recent (warm) half.
+  const std::uint32_t keep = c.limit[cls] / 2;
+  block* last_kept = c.head[cls];
+  for (std::uint32_t i = 1; i < keep; ++i) {
+    last_kept = last_kept->next;
+  }
+  block* first = last_kept->next;
+  block* last = first;
+  while (last->next != nullptr) {
+    last = last->next;
+  }
+  last_kept->next = nullptr;
+  const std::size_t moved = c.count[cls] - keep;
+  c.count[cls] = keep;
+  push_chain(central_lists::get().lists[cls], first, last, moved, cls);
+}
+
+}  // namespace fjord::detail

@@ -1,0 +1,42 @@
+#include "fjord/detail/resume_job.hpp"
+
+namespace fjord::detail {
+
+namespace {
+
+struct trampoline {
+  bool active = false;
+  job* head = nullptr;
+  job* tail = nullptr;
+};
+constinit thread_local trampoline pending;
+
+}  // namespace
+
+void resume_inline(resume_job& j) noexcept {
+  trampoline& t = pending;
+  if (t.active) {
+    // Only this thread touches its trampoline: relaxed is enough.
+    j.next().store(nullptr, std::memory_order_relaxed);
+    if (t.tail == nullptr) {
+      t.head = &j;
+    } else {
+      t.tail->next().store(&j, std::memory_order_relaxed);
+    }
+    t.tail = &j;
+    return;
+  }
+  t.active = true;
+  j.handle.resume();
+  while (t.head != nullptr) {
+    job* next = t.head;
+    t.head = next->next().load(std::memory_order_relaxed);
+    if (t.head == nullptr) {
+      t.tail = nullptr;
+    }
+    run_job(next);
+  }
+  t.active = false;
+}
+
+}  // namespace fjord::detail

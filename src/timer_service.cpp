@@ -1,0 +1,136 @@
+#include "fjord/detail/timer_service.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+namespace fjord::detail {
+
+timer_service& timer_service::instance() {
+  static timer_service* service = new timer_service;
+  return *service;
+}
+
+timer_service::timer_service() {
+  std::thread t([this] { run(); });
+  pthread_setname_np(t.native_handle(), "fjord-timer");
+  t.detach();  // the service is immortal, so is its thread
+}
+
+bool timer_service::arm(entry& e) {
+  std::lock_guard lock(mutex_);
+  if (e.status == entry::state::canceled) {
+    return false;
+  }
+  push(e);
+  e.status = entry::state::armed;
+  if (e.heap_index == 0) {
+    changed_.notify_one();  // a new earliest deadline
+  }
+  return true;
+}
+
+void timer_service::cancel(entry& e) noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    if (e.status == entry::state::arming) {
+      e.status = entry::state::canceled;
+      return;  // arm() will see it and not suspend
+    }
+    if (e.status != entry::state::armed) {
+      return;  // already fired: the timer thread wakes it
+    }
+    remove(e.heap_index);
+    e.status = entry::state::canceled;
+  }
+  // Outside the lock: waking may run the coroutine right here.
+  e.waiter.wake();
+}
+
+std::size_t timer_service::pending() const {
+  std::lock_guard lock(mutex_);
+  return heap_.size();
+}
+
+void timer_service::run() noexcept {
+  std::vector<entry*> due;
+  std::unique_lock lock(mutex_);
+  while (true) {
+    if (heap_.empty()) {
+      changed_.wait(lock);
+      continue;
+    }
+    const clock::time_point now = clock::now();
+    while (!heap_.empty() && heap_[0]->deadline <= now) {
+      entry* e = heap_[0];
+      remove(0);
+      e->status = entry::state::fired;
+      due.push_back(e);
+    }
+    if (!due.empty()) {
+      lock.unlock();
+      for (entry* e : due) {
+        e->waiter.wake();  // e may be gone after this
+      }
+      due.clear();
+      lock.lock();
+      continue;
+    }
+    // Capped: some libraries mishandle waits until time_point::max().
+    changed_.wait_until(lock, std::min(heap_[0]->deadline, now + std::chrono::hours(1)));
+  }
+}
+
+void timer_service::push(entry& e) {
+  heap_.push_back(&e);
+  e.heap_index = heap_.size() - 1;
+  sift_up(e.heap_index);
+}
+
+void timer_service::remove(std::size_t i) noexcept {
+  entry* last = heap_.back();
+  heap_.pop_back();
+  if (i == heap_.size()) {
+    return;
+  }
+  place(i, last);
+  sift_up(i);
+  sift_down(last->heap_index);
+}
+
+void timer_service::sift_up(std::size_t i) noexcept {
+  entry* e = heap_[i];
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (heap_[parent]->deadline <= e->deadline) {
+      break;
+    }
+    place(i, heap_[parent]);
+    i = parent;
+  }
+  place(i, e);
+}
+
+void timer_service::sift_down(std::size_t i) noexcept {
+  entry* e = heap_[i];
+  const std::size_t n = heap_.size();
+  while (true) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) {
+      break;
+    }
+    if (child + 1 < n && heap_[child + 1]->deadline < heap_[child]->deadline) {
+      ++child;
+    }
+    if (e->deadline <= heap_[child]->deadline) {
+      break;
+    }
+    place(i, heap_[child]);
+    i = child;
+  }
+  place(i, e);
+}
+
+}  // namespace fjord::detail

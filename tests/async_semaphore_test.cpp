@@ -1,0 +1,70 @@
+#include "fjord/async_semaphore.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <vector>
+
+#include "fjord/pool.hpp"
+#include "fjord/sync_wait.hpp"
+#include "fjord/task.hpp"
+#include "fjord/when_all.hpp"
+#include "fjord/yield.hpp"
+
+namespace {
+
+TEST(async_semaphore, counts) {
+  fjord::async_semaphore s(2);
+  EXPECT_TRUE(s.try_acquire());
+  EXPECT_TRUE(s.try_acquire());
+  EXPECT_FALSE(s.try_acquire());
+  s.release(3);
+  EXPECT_EQ(s.available(), 3);
+}
+
+TEST(async_semaphore, bad_counts_are_named) {
+  try {
+    fjord::async_semaphore s(-4);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("-4"), std::string::npos);
+  }
+  fjord::async_semaphore s(0);
+  EXPECT_THROW(s.release(-1), std::invalid_argument);
+}
+
+TEST(async_semaphore, bounds_concurrency_under_contention) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::async_semaphore s(3);
+  std::atomic<int> inside{0};
+  std::atomic<int> most{0};
+  std::atomic<int> done{0};
+  auto worker = [&]() -> fjord::task<void> {
+    for (int i = 0; i < 10; ++i) {
+      co_await s.acquire();
+      const int now = inside.fetch_add(1) + 1;
+      int seen = most.load();
+      while (now > seen && !most.compare_exchange_weak(seen, now)) {
+      }
+      co_await fjord::yield();
+      inside.fetch_sub(1);
+      s.release();
+    }
+    done.fetch_add(1);
+  };
+  auto body = [&]() -> fjord::task<void> {
+    co_await p.schedule();
+    std::vector<fjord::task<void>> tasks;
+    for (int i = 0; i < 2000; ++i) {
+      tasks.push_back(worker());
+    }
+    co_await fjord::when_all(std::move(tasks));
+  };
+  fjord::sync_wait(body());
+  EXPECT_EQ(done.load(), 2000);
+  EXPECT_LE(most.load(), 3);
+  EXPECT_EQ(s.available(), 3);
+}
+
+}  // namespace

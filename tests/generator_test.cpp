@@ -1,0 +1,95 @@
+#include "fjord/generator.hpp"
+
+#include <gtest/gtest.h>
+
+#include <ranges>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "support/lifetime_probe.hpp"
+
+namespace {
+
+fjord::generator<int> iota(int n) {
+  for (int i = 0; i < n; ++i) {
+    co_yield i;
+  }
+}
+
+fjord::generator<long> fibonacci() {
+  long a = 0;
+  long b = 1;
+  while (true) {
+    co_yield a;
+    a = std::exchange(b, a + b);
+  }
+}
+
+TEST(generator, yields_in_order) {
+  std::vector<int> got;
+  for (int i : iota(5)) {
+    got.push_back(i);
+  }
+  EXPECT_EQ(got, (std::vector<int>{0, 1, 2, 3, 4}));
+}
+
+TEST(generator, is_lazy_and_works_with_ranges) {
+  std::vector<long> got;
+  for (long v : fibonacci() | std::views::take(10)) {
+    got.push_back(v);
+  }
+  EXPECT_EQ(got, (std::vector<long>{0, 1, 1, 2, 3, 5, 8, 13, 21, 34}));
+}
+
+TEST(generator, references_and_temporaries) {
+  std::vector<std::string> words{"a", "b"};
+  auto by_ref = [&]() -> fjord::generator<std::string&> {
+    for (auto& w : words) {
+      co_yield w;
+    }
+  };
+  for (std::string& w : by_ref()) {
+    w += "!";
+  }
+  EXPECT_EQ(words, (std::vector<std::string>{"a!", "b!"}));
+  auto temps = []() -> fjord::generator<std::string> {
+    co_yield "literal";  // converted, kept in the frame
+    co_yield std::string(3, 'x');
+  };
+  std::vector<std::string> got;
+  for (const std::string& s : temps()) {
+    got.push_back(s);
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"literal", "xxx"}));
+}
+
+TEST(generator, exception_reaches_the_consumer) {
+  auto g = []() -> fjord::generator<int> {
+    co_yield 1;
+    throw std::runtime_error("stop");
+  };
+  auto gen = g();
+  auto it = gen.begin();
+  EXPECT_EQ(*it, 1);
+  EXPECT_THROW(++it, std::runtime_error);
+}
+
+TEST(generator, abandoned_midway_frees_the_frame) {
+  fjord_test::lifetime_probe::live = 0;
+  {
+    auto g = []() -> fjord::generator<int> {
+      fjord_test::lifetime_probe probe;
+      for (int i = 0;; ++i) {
+        co_yield i;
+      }
+    };
+    auto gen = g();
+    auto it = gen.begin();
+    ++it;
+    EXPECT_EQ(fjord_test::lifetime_probe::live.load(), 1);
+  }
+  EXPECT_EQ(fjord_test::lifetime_probe::live.load(), 0);
+}
+
+}  // namespace

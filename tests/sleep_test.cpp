@@ -1,0 +1,154 @@
+#include "fjord/sleep.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <stop_token>
+#include <thread>
+#include <vector>
+
+#include "fjord/pool.hpp"
+#include "fjord/sync_wait.hpp"
+#include "fjord/task.hpp"
+#include "fjord/when_all.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+TEST(sleep, waits_at_least_the_duration) {
+  auto body = []() -> fjord::task<fjord::sleep_status> {
+    co_return co_await fjord::sleep_for(20ms);
+  };
+  const auto start = clock_type::now();
+  EXPECT_EQ(fjord::sync_wait(body()), fjord::sleep_status::elapsed);
+  EXPECT_GE(clock_type::now() - start, 20ms);
+}
+
+TEST(sleep, until_a_past_time_does_not_suspend) {
+  auto body = []() -> fjord::task<fjord::sleep_status> {
+    co_return co_await fjord::sleep_until(clock_type::now() - 1s);
+  };
+  EXPECT_EQ(fjord::sync_wait(body()), fjord::sleep_status::elapsed);
+}
+
+TEST(sleep, resumes_on_the_pool_it_slept_on) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  auto body = [&]() -> fjord::task<bool> {
+    co_await p.schedule();
+    co_await fjord::sleep_for(1ms);
+    co_return p.owns_current_thread();
+  };
+  EXPECT_TRUE(fjord::sync_wait(body()));
+}
+
+TEST(sleep, wakes_in_deadline_order_without_a_thread_per_timer) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  std::mutex m;
+  std::vector<int> order;
+  auto sleeper = [&](int ms) -> fjord::task<void> {
+    co_await fjord::sleep_for(std::chrono::milliseconds(ms));
+    std::lock_guard lock(m);
+    order.push_back(ms);
+  };
+  auto body = [&]() -> fjord::task<void> {
+    co_await p.schedule();
+    std::vector<fjord::task<void>> tasks;
+    for (int ms : {40, 10, 30, 20}) {
+      tasks.push_back(sleeper(ms));
+    }
+    co_await fjord::when_all(std::move(tasks));
+  };
+  fjord::sync_wait(body());
+  EXPECT_EQ(order, (std::vector<int>{10, 20, 30, 40}));
+}
+
+TEST(sleep, stop_request_cancels_the_wait) {
+  std::stop_source source;
+  auto body = [&]() -> fjord::task<fjord::sleep_status> {
+    co_return co_await fjord::sleep_for(60s, source.get_token());
+  };
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(10ms);
+    source.request_stop();
+  });
+  const auto start = clock_type::now();
+  EXPECT_EQ(fjord::sync_wait(body()), fjord::sleep_status::canceled);
+  EXPECT_LT(clock_type::now() - start, 30s);
+  stopper.join();
+  EXPECT_EQ(fjord::detail::timer_service::instance().pending(), 0u);
+}
+
+TEST(sleep, already_stopped_token_does_not_suspend) {
+  std::stop_source source;
+  source.request_stop();
+  auto body = [&]() -> fjord::task<fjord::sleep_status> {
+    co_return co_await fjord::sleep_for(60s, source.get_token());
+  };
+  EXPECT_EQ(fjord::sync_wait(body()), fjord::sleep_status::canceled);
+}
+
+TEST(sleep, huge_durations_do_not_overflow) {
+  std::stop_source source;
+  auto body = [&]() -> fjord::task<fjord::sleep_status> {
+    co_return co_await fjord::sleep_for(std::chrono::hours::max(), source.get_token());
+  };
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(5ms);
+    source.request_stop();
+  });
+  EXPECT_EQ(fjord::sync_wait(body()), fjord::sleep_status::canceled);
+  stopper.join();
+}
+
+// Expiry racing cancellation: each wait ends exactly once, either way.
+TEST(sleep, cancellation_racing_expiry) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  std::atomic<int> elapsed{0};
+  std::atomic<int> canceled{0};
+  auto one = [&](int i) -> fjord::task<void> {
+    co_await p.schedule();
+    std::stop_source source;
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(std::chrono::microseconds(i % 200));
+      source.request_stop();
+    });
+    const auto status =
+        co_await fjord::sleep_for(std::chrono::microseconds(100), source.get_token());
+    stopper.join();
+    (status == fjord::sleep_status::elapsed ? elapsed : canceled).fetch_add(1);
+  };
+  auto body = [&]() -> fjord::task<void> {
+    std::vector<fjord::task<void>> tasks;
+    for (int i = 0; i < 200; ++i) {
+      tasks.push_back(one(i));
+    }
+    co_await fjord::when_all(std::move(tasks));
+  };
+  fjord::sync_wait(body());
+  EXPECT_EQ(elapsed.load() + canceled.load(), 200);
+  EXPECT_EQ(fjord::detail::timer_service::instance().pending(), 0u);
+}
+
+TEST(sleep, thousands_of_sleepers) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  std::atomic<int> woke{0};
+  auto one = [&](int i) -> fjord::task<void> {
+    co_await fjord::sleep_for(std::chrono::microseconds(i % 1000));
+    woke.fetch_add(1);
+  };
+  auto body = [&]() -> fjord::task<void> {
+    co_await p.schedule();
+    std::vector<fjord::task<void>> tasks;
+    for (int i = 0; i < 5000; ++i) {
+      tasks.push_back(one(i));
+    }
+    co_await fjord::when_all(std::move(tasks));
+  };
+  fjord::sync_wait(body());
+  EXPECT_EQ(woke.load(), 5000);
+}
+
+}  // namespace

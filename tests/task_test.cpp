@@ -1,0 +1,164 @@
+#include "fjord/task.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "fjord/sync_wait.hpp"
+#include "support/lifetime_probe.hpp"
+
+namespace {
+
+using fjord_test::lifetime_probe;
+
+fjord::task<long> nested(int n) {
+  if (n == 0) {
+    co_return 0;
+  }
+  co_return 1 + co_await nested(n - 1);
+}
+
+fjord::task<int> leaf(int v) {
+  co_return v;
+}
+
+fjord::task<long> sequential(int n) {
+  long sum = 0;
+  for (int i = 0; i < n; ++i) {
+    sum += co_await leaf(1);
+  }
+  co_return sum;
+}
+
+TEST(task, is_lazy) {
+  bool ran = false;
+  auto body = [&]() -> fjord::task<void> {
+    ran = true;
+    co_return;
+  };
+  {
+    auto t = body();
+    EXPECT_FALSE(ran);
+  }
+  EXPECT_FALSE(ran);  // destroyed unrun
+  fjord::sync_wait(body());
+  EXPECT_TRUE(ran);
+}
+
+TEST(task, returns_values_references_and_void) {
+  EXPECT_EQ(fjord::sync_wait(leaf(7)), 7);
+  int x = 3;
+  auto ref = [](int& r) -> fjord::task<int&> { co_return r; };
+  int& got = fjord::sync_wait(ref(x));
+  EXPECT_EQ(&got, &x);
+  auto text = []() -> fjord::task<std::string> { co_return std::string(100, 'a'); };
+  EXPECT_EQ(fjord::sync_wait(text()).size(), 100u);
+  auto move_only = []() -> fjord::task<std::unique_ptr<int>> {
+    co_return std::make_unique<int>(5);
+  };
+  EXPECT_EQ(*fjord::sync_wait(move_only()), 5);
+}
+
+TEST(task, lvalue_await_leaves_the_value_in_the_task) {
+  auto outer = []() -> fjord::task<int> {
+    auto t = leaf(4);
+    int& a = co_await t;
+    a += 1;
+    int& b = co_await t;  // already done: does not run the body again
+    co_return b;
+  };
+  EXPECT_EQ(fjord::sync_wait(outer()), 5);
+}
+
+TEST(task, exception_reaches_the_awaiter) {
+  auto thrower = []() -> fjord::task<int> {
+    throw std::runtime_error("boom");
+    co_return 0;
+  };
+  auto outer = [&]() -> fjord::task<int> {
+    try {
+      co_return co_await thrower();
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "boom");
+      co_return -1;
+    }
+  };
+  EXPECT_EQ(fjord::sync_wait(outer()), -1);
+  EXPECT_THROW(fjord::sync_wait(thrower()), std::runtime_error);
+}
+
+TEST(task, empty_task_is_rejected) {
+  fjord::task<int> empty;
+  EXPECT_FALSE(empty);
+  EXPECT_THROW(fjord::sync_wait(std::move(empty)), std::invalid_argument);
+  auto outer = []() -> fjord::task<int> {
+    fjord::task<int> moved = leaf(1);
+    fjord::task<int> other = std::move(moved);
+    co_return co_await std::move(moved);  // NOLINT(bugprone-use-after-move): on purpose
+  };
+  EXPECT_THROW(fjord::sync_wait(outer()), std::logic_error);
+}
+
+TEST(task, move_assignment_destroys_the_old_frame) {
+  lifetime_probe::live = 0;
+  auto probed = []() -> fjord::task<int> {
+    lifetime_probe p;
+    co_return 1;
+  };
+  auto holder = []() -> fjord::task<int> {
+    lifetime_probe p;  // lives in the frame from the first resume only
+    co_return 2;
+  };
+  fjord::task<int> a = probed();
+  a = holder();
+  EXPECT_EQ(fjord::sync_wait(std::move(a)), 2);
+  EXPECT_EQ(lifetime_probe::live.load(), 0);
+}
+
+// A million nested awaits: each level's completion transfers to its parent
+// by a tail call. Without it this would need far more than the 8 MiB stack.
+TEST(task, million_deep_nested_chain_does_not_grow_the_stack) {
+  long result = 0;
+  std::thread t([&] { result = fjord::sync_wait(nested(1'000'000)); });
+  t.join();
+  EXPECT_EQ(result, 1'000'000);
+}
+
+TEST(task, million_sequential_synchronous_awaits_do_not_grow_the_stack) {
+  long result = 0;
+  std::thread t([&] { result = fjord::sync_wait(sequential(1'000'000)); });
+  t.join();
+  EXPECT_EQ(result, 1'000'000);
+}
+
+TEST(task, every_frame_is_freed) {
+  lifetime_probe::live = 0;
+  auto probed = [](auto& self, int n) -> fjord::task<int> {
+    lifetime_probe p;
+    if (n == 0) {
+      throw std::runtime_error("bottom");
+    }
+    co_return co_await self(self, n - 1);
+  };
+  EXPECT_THROW(fjord::sync_wait(probed(probed, 100)), std::runtime_error);
+  EXPECT_EQ(lifetime_probe::live.load(), 0);
+}
+
+TEST(task, runs_under_a_stop_token) {
+  std::stop_source source;
+  auto inner = []() -> fjord::task<bool> {
+    const std::stop_token t = co_await fjord::current_stop_token();
+    co_return t.stop_requested();
+  };
+  auto outer = [&]() -> fjord::task<bool> {
+    source.request_stop();
+    co_return co_await inner();  // inherits the token
+  };
+  EXPECT_TRUE(fjord::sync_wait(fjord::with_stop_token(source.get_token(), outer())));
+  EXPECT_FALSE(fjord::sync_wait(inner()));  // no token: stop impossible
+}
+
+}  // namespace

@@ -27,7 +27,7 @@ void resume_inline(resume_job& j) noexcept {
     return;
   }
   t.active = true;
-  j.handle.resume();
+  resume(j.handle);
   while (t.head != nullptr) {
     job* next = t.head;
     t.head = next->next().load(std::memory_order_relaxed);

@@ -79,7 +79,9 @@ void timer_service::run() noexcept {
       continue;
     }
     // Capped: some libraries mishandle waits until time_point::max().
-    changed_.wait_until(lock, std::min(heap_[0]->deadline, now + std::chrono::hours(1)));
+    // A copy: the entry may be canceled and freed while we wait.
+    const clock::time_point next = std::min(heap_[0]->deadline, now + std::chrono::hours(1));
+    changed_.wait_until(lock, next);
   }
 }
 

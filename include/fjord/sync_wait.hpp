@@ -8,6 +8,7 @@
 #include "fjord/detail/completion_latch.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/task_promise.hpp"
+#include "fjord/detail/transfer.hpp"
 #include "fjord/detail/worker.hpp"
 #include "fjord/task.hpp"
 
@@ -66,11 +67,11 @@ class sync_root {
     worker* w = current_worker;
     if (w != nullptr) {
       p.waiter_pool = w->pool;
-      handle_.resume();
+      resume(handle_);
       w->pool->wait(p.latch);
       return;
     }
-    handle_.resume();
+    resume(handle_);
     if (p.latch.done()) {
       return;  // finished inline: the common case for synchronous chains
     }

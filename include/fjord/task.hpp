@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "fjord/detail/task_promise.hpp"
+#include "fjord/detail/transfer.hpp"
 
 namespace fjord {
 
@@ -81,7 +82,7 @@ class [[nodiscard]] task {
     template <class Parent>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<Parent> parent) const noexcept {
       handle.promise().attach(parent);
-      return handle;
+      return detail::transfer_to(handle);
     }
     decltype(auto) await_resume() const {
       if constexpr (Rvalue) {
@@ -126,7 +127,7 @@ struct task_access {
     template <class Parent>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<Parent> parent) const noexcept {
       handle.promise().attach(parent);
-      return handle;
+      return detail::transfer_to(handle);
     }
     void await_resume() const noexcept {}
   };

@@ -12,6 +12,7 @@
 #include "fjord/detail/job.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/task_promise.hpp"
+#include "fjord/detail/transfer.hpp"
 #include "fjord/detail/worker.hpp"
 #include "fjord/task.hpp"
 
@@ -108,7 +109,7 @@ class fanout {
       } else if constexpr (std::is_base_of_v<promise_base, Parent>) {
         token = parent.promise().stop_token;
       }
-      return f.launch(parent, token);
+      return transfer_to(f.launch(parent, token));
     }
     void await_resume() const noexcept {}
   };
@@ -130,7 +131,7 @@ class fanout {
       // symmetric transfer, so none of the earlier ones can be the last to
       // finish before this function is done with the fan-out.
       for (std::size_t i = 0; i + 1 < n; ++i) {
-        runners_[i].handle().resume();
+        resume(runners_[i].handle());
       }
       return runners_[n - 1].handle();
     }
@@ -167,7 +168,7 @@ class fanout {
       if (!w.deque.push(&p)) {
         // The deque is full: start [mid, hi) here instead, one by one.
         for (std::size_t i = mid; i < hi; ++i) {
-          runners_[i].handle().resume();
+          resume(runners_[i].handle());
         }
       } else {
         pushed = true;
@@ -190,12 +191,12 @@ class fanout {
 inline std::coroutine_handle<> child_runner::promise_type::done_awaiter::await_suspend(
     std::coroutine_handle<promise_type> h) const noexcept {
   promise_type& p = h.promise();
-  return p.owner->child_done(p.index);
+  return transfer_to(p.owner->child_done(p.index));
 }
 
 inline void child_runner::promise_type::execute(job* j) noexcept {
   auto* p = static_cast<promise_type*>(j);
-  p->owner->split(*current_worker, p->index, p->split_end).resume();
+  resume(p->owner->split(*current_worker, p->index, p->split_end));
 }
 
 }  // namespace fjord::detail

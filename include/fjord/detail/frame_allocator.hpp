@@ -60,6 +60,7 @@ class frame_allocator {
       return;
     }
 #endif
+    (void)size;  // clang enables sized deallocation only on request
     ::operator delete(p);
   }
 

@@ -4,6 +4,7 @@
 
 #include "fjord/detail/job.hpp"
 #include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/transfer.hpp"
 #include "fjord/detail/worker.hpp"
 
 namespace fjord::detail {
@@ -15,7 +16,7 @@ namespace fjord::detail {
 struct resume_job : job {
   resume_job() noexcept : job(&execute) {}
 
-  static void execute(job* j) noexcept { static_cast<resume_job*>(j)->handle.resume(); }
+  static void execute(job* j) noexcept { resume(static_cast<resume_job*>(j)->handle); }
 
   std::coroutine_handle<> handle;
 };

@@ -1,5 +1,6 @@
 #include "fjord/detail/frame_allocator.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -7,12 +8,14 @@ namespace fjord::detail {
 
 namespace {
 
-// A thread caches at most this many bytes per class before handing half of
-// them to the central list: enough for a chain of a thousand small frames.
-constexpr std::size_t cache_bytes_per_class = 64 * 1024;
+// A thread caches at most this many bytes per class (and at least 64 blocks)
+// before handing half of them to the central list: a chain of a thousand
+// 100-byte frames stays within one thread's cache.
+constexpr std::size_t cache_bytes_per_class = 128 * 1024;
+constexpr std::size_t min_cached_blocks = 64;
 // The central lists keep at most this many bytes per class; beyond that,
 // surplus blocks go back to the system.
-constexpr std::size_t central_bytes_per_class = 8 * 1024 * 1024;
+constexpr std::size_t central_bytes_per_class = 2 * 1024 * 1024;
 // Blocks made at once when both the cache and the central list are empty.
 constexpr std::size_t fresh_batch = 16;
 
@@ -109,7 +112,8 @@ bool ensure_cache_ready(std::uint32_t* limit) {
   }
   hook.armed = true;
   for (std::size_t cls = 0; cls < frame_allocator::class_count; ++cls) {
-    limit[cls] = static_cast<std::uint32_t>(cache_bytes_per_class / block_size(cls));
+    limit[cls] = static_cast<std::uint32_t>(
+        std::max(min_cached_blocks, cache_bytes_per_class / block_size(cls)));
   }
   return true;
 }

@@ -10,10 +10,15 @@
 // library here, so bench/run builds this with g++ and clang.
 // Figures: microseconds per whole chain; milliseconds per collect_all.
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "common/harness.hpp"
 #include "coro/reference_task.hpp"
+#include "fjord/pool.hpp"
+#include "fjord/sync_wait.hpp"
+#include "fjord/task.hpp"
+#include "fjord/when_all.hpp"
 
 #if defined(BENCH_HAVE_CPPCORO) && __has_include(<cppcoro/task.hpp>)
 #include <cppcoro/sync_wait.hpp>
@@ -52,6 +57,86 @@ task collect_all(int chains, int depth) {
   co_return sum;
 }
 
+// fjord: the same two programs with fjord::task. "fjord" runs them as the
+// seed did (sync_wait on the calling thread, when_all's children in turn);
+// "fjord-pool" runs them on a pool of --threads workers, where when_all
+// offers its children to the other workers.
+fjord::task<long> fjord_chain(int n) {
+  if (n == 0) {
+    co_return 1;
+  }
+  co_return n + co_await fjord_chain(n - 1);
+}
+
+fjord::task<long> fjord_collect_all(int chains, int depth) {
+  std::vector<fjord::task<long>> tasks;
+  tasks.reserve(static_cast<std::size_t>(chains));
+  for (int i = 0; i < chains; ++i) {
+    tasks.push_back(fjord_chain(depth));
+  }
+  long sum = 0;
+  for (long v : co_await fjord::when_all(std::move(tasks))) {
+    sum += v;
+  }
+  co_return sum;
+}
+
+fjord::task<long> fjord_chains_on(fjord::pool& p, int count, int depth) {
+  co_await p.schedule();
+  long sum = 0;
+  for (int i = 0; i < count; ++i) {
+    sum += co_await fjord_chain(depth);
+  }
+  co_return sum;
+}
+
+fjord::task<long> fjord_collect_on(fjord::pool& p, int chains, int depth) {
+  co_await p.schedule();
+  co_return co_await fjord_collect_all(chains, depth);
+}
+
+#ifdef BENCH_CPPCORO
+cppcoro::task<long> cppcoro_chain(int n) {
+  if (n == 0) {
+    co_return 1;
+  }
+  co_return n + co_await cppcoro_chain(n - 1);
+}
+
+long cppcoro_collect(int chains, int depth) {
+  std::vector<cppcoro::task<long>> tasks;
+  for (int i = 0; i < chains; ++i) {
+    tasks.push_back(cppcoro_chain(depth));
+  }
+  long sum = 0;
+  for (long v : cppcoro::sync_wait(cppcoro::when_all(std::move(tasks)))) {
+    sum += v;
+  }
+  return sum;
+}
+#endif
+
+#ifdef BENCH_ASYNC_SIMPLE
+async_simple::coro::Lazy<long> async_simple_chain(int n) {
+  if (n == 0) {
+    co_return 1;
+  }
+  co_return n + co_await async_simple_chain(n - 1);
+}
+
+long async_simple_collect(int chains, int depth) {
+  std::vector<async_simple::coro::Lazy<long>> tasks;
+  for (int i = 0; i < chains; ++i) {
+    tasks.push_back(async_simple_chain(depth));
+  }
+  long sum = 0;
+  for (auto& t : async_simple::coro::syncAwait(async_simple::coro::collectAll(std::move(tasks)))) {
+    sum += t.value();
+  }
+  return sum;
+}
+#endif
+
 long chain_value(int n) {
   return 1 + static_cast<long>(n) * (n + 1) / 2;
 }
@@ -61,19 +146,56 @@ long chain_value(int n) {
 int main(int argc, char** argv) {
   auto a = bench::args::parse(argc, argv);
   const bool is_collect = a.grain > 0;  // --grain = chains in collect_all mode
+  constexpr int per_round = 1000;       // chains per timed round in chain mode
+  // run_chain runs per_round chains and returns the sum of their values.
   std::function<long(int)> run_chain;
   std::function<long(int, int)> run_collect;
+  std::unique_ptr<fjord::pool> pool;
   if (a.impl == "reference") {
-    run_chain = [](int d) { return chain(d).run(); };
+    run_chain = [](int d) {
+      long sum = 0;
+      for (int i = 0; i < per_round; ++i) {
+        sum += chain(d).run();
+      }
+      return sum;
+    };
     run_collect = [](int c, int d) { return collect_all(c, d).run(); };
+  } else if (a.impl == "fjord") {
+    run_chain = [](int d) {
+      long sum = 0;
+      for (int i = 0; i < per_round; ++i) {
+        sum += fjord::sync_wait(fjord_chain(d));
+      }
+      return sum;
+    };
+    run_collect = [](int c, int d) { return fjord::sync_wait(fjord_collect_all(c, d)); };
+  } else if (a.impl == "fjord-pool") {
+    fjord::pool_options options;
+    options.workers = static_cast<std::size_t>(a.threads);
+    pool = std::make_unique<fjord::pool>(options);
+    fjord::pool& p = *pool;
+    run_chain = [&p](int d) { return fjord::sync_wait(fjord_chains_on(p, per_round, d)); };
+    run_collect = [&p](int c, int d) { return fjord::sync_wait(fjord_collect_on(p, c, d)); };
 #ifdef BENCH_CPPCORO
   } else if (a.impl == "cppcoro") {
-    run_chain = [](int d) { return cppcoro::sync_wait(cppcoro_chain(d)); };
+    run_chain = [](int d) {
+      long sum = 0;
+      for (int i = 0; i < per_round; ++i) {
+        sum += cppcoro::sync_wait(cppcoro_chain(d));
+      }
+      return sum;
+    };
     run_collect = cppcoro_collect;
 #endif
 #ifdef BENCH_ASYNC_SIMPLE
   } else if (a.impl == "async_simple") {
-    run_chain = [](int d) { return async_simple::coro::syncAwait(async_simple_chain(d)); };
+    run_chain = [](int d) {
+      long sum = 0;
+      for (int i = 0; i < per_round; ++i) {
+        sum += async_simple::coro::syncAwait(async_simple_chain(d));
+      }
+      return sum;
+    };
     run_collect = async_simple_collect;
 #endif
   } else {
@@ -83,13 +205,9 @@ int main(int argc, char** argv) {
   }
   if (!is_collect) {
     const int depth = a.size > 0 ? static_cast<int>(a.size) : 1000;
-    constexpr int per_round = 1000;
     bench::run_rounds(a, "us/chain", depth + 1, [&] {
       const auto start = bench::clock::now();
-      long sum = 0;
-      for (int i = 0; i < per_round; ++i) {
-        sum += run_chain(depth);
-      }
+      const long sum = run_chain(depth);
       const double us = bench::since_ms(start) * 1000.0 / per_round;
       bench::check("coro_chain", sum, per_round * chain_value(depth));
       return us;

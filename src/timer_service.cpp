@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include "fjord/pool.hpp"
+
 #include <algorithm>
 #include <thread>
 #include <utility>
@@ -45,8 +47,8 @@ void timer_service::cancel(entry& e) noexcept {
     remove(e.heap_index);
     e.status = entry::state::canceled;
   }
-  // Outside the lock: waking may run the coroutine right here.
-  e.waiter.wake();
+  // Outside the lock. Not inline here: this runs inside request_stop().
+  e.waiter.wake(&fjord::default_pool().core());
 }
 
 std::size_t timer_service::pending() const {
@@ -71,8 +73,9 @@ void timer_service::run() noexcept {
     }
     if (!due.empty()) {
       lock.unlock();
+      pool_core* fallback = &fjord::default_pool().core();
       for (entry* e : due) {
-        e->waiter.wake();  // e may be gone after this
+        e->waiter.wake(fallback);  // e may be gone after this
       }
       due.clear();
       lock.lock();

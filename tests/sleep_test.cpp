@@ -27,6 +27,14 @@ TEST(sleep, waits_at_least_the_duration) {
   EXPECT_GE(clock_type::now() - start, 20ms);
 }
 
+TEST(sleep, off_a_pool_wakes_on_the_default_pool_not_the_timer_thread) {
+  auto body = []() -> fjord::task<bool> {
+    co_await fjord::sleep_for(1ms);
+    co_return fjord::default_pool().owns_current_thread();
+  };
+  EXPECT_TRUE(fjord::sync_wait(body()));
+}
+
 TEST(sleep, until_a_past_time_does_not_suspend) {
   auto body = []() -> fjord::task<fjord::sleep_status> {
     co_return co_await fjord::sleep_until(clock_type::now() - 1s);

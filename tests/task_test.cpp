@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "fjord/sync_wait.hpp"
+#include "fjord/when_all.hpp"
 #include "support/lifetime_probe.hpp"
 
 namespace {
@@ -145,6 +146,41 @@ TEST(task, every_frame_is_freed) {
   };
   EXPECT_THROW(fjord::sync_wait(probed(probed, 100)), std::runtime_error);
   EXPECT_EQ(lifetime_probe::live.load(), 0);
+}
+
+// A coroutine resumed with a plain resume() from inside another task's body
+// (a user-written event, say) must still hand its completion to its awaiter,
+// also in builds that transfer through the trampoline (GCC -O0 and sanitizers).
+// (The awaiter refers to the event rather than being it: GCC 12 copies an
+// lvalue awaiter into the frame, so `co_await event` would park in the copy.)
+struct manual_event {
+  std::coroutine_handle<> waiter;
+  struct awaiter {
+    manual_event* event;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) const noexcept { event->waiter = h; }
+    void await_resume() const noexcept {}
+  };
+  awaiter wait() noexcept { return {this}; }
+  void set() { std::exchange(waiter, {}).resume(); }
+};
+
+TEST(task, plain_resume_inside_a_task_keeps_every_transfer) {
+  manual_event event;
+  auto waits = [&]() -> fjord::task<int> {
+    co_await event.wait();
+    co_return 5;
+  };
+  auto awaits_waiter = [&]() -> fjord::task<int> { co_return co_await waits(); };
+  auto sets = [&]() -> fjord::task<int> {
+    event.set();  // runs `waits` to its end right here, then `awaits_waiter`
+    co_return co_await leaf(7);
+  };
+  auto both = [&]() -> fjord::task<int> {
+    auto [a, b] = co_await fjord::when_all(awaits_waiter(), sets());
+    co_return a * 10 + b;
+  };
+  EXPECT_EQ(fjord::sync_wait(both()), 57);
 }
 
 TEST(task, runs_under_a_stop_token) {

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <coroutine>
+#include <cstdio>
+#include <exception>
 #include <mutex>
 #include <stdexcept>
 
@@ -71,7 +73,13 @@ class async_condition_variable {
         waiter_.park(h);
         cv_.waiters_.push_back(waiter_);
       }
-      m.unlock();
+      if (!m.try_unlock()) {
+        // The caller broke the precondition (it did not own m) and someone
+        // else unlocked m meanwhile; the waiter is already listed, so there
+        // is no way to report it without a wake-up of a dead frame.
+        std::fputs("fjord::async_condition_variable::wait: the mutex was not held\n", stderr);
+        std::terminate();
+      }
     }
     void await_resume() const noexcept {}
 

@@ -62,11 +62,18 @@ class async_mutex {
   // Releases the mutex, or hands it to the next waiter. Throws
   // std::logic_error if the mutex is not locked.
   void unlock() {
+    if (!try_unlock()) {
+      throw std::logic_error("fjord::async_mutex::unlock: the mutex is not locked");
+    }
+  }
+
+  // As unlock(), but returns false instead of throwing.
+  bool try_unlock() noexcept {
     detail::parked_coroutine* next = nullptr;
     {
       std::lock_guard lock(guard_);
       if (!locked_) {
-        throw std::logic_error("fjord::async_mutex::unlock: the mutex is not locked");
+        return false;
       }
       next = waiters_.pop_front();
       locked_ = next != nullptr;  // ownership passes to `next`
@@ -74,6 +81,7 @@ class async_mutex {
     if (next != nullptr) {
       next->wake();
     }
+    return true;
   }
 
   class lock_awaiter {

@@ -82,7 +82,7 @@ class [[nodiscard]] task {
     template <class Parent>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<Parent> parent) const noexcept {
       handle.promise().attach(parent);
-      return detail::transfer_to(handle);
+      return detail::transfer_to(parent, handle);
     }
     decltype(auto) await_resume() const {
       if constexpr (Rvalue) {
@@ -127,7 +127,7 @@ struct task_access {
     template <class Parent>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<Parent> parent) const noexcept {
       handle.promise().attach(parent);
-      return detail::transfer_to(handle);
+      return detail::transfer_to(parent, handle);
     }
     void await_resume() const noexcept {}
   };

@@ -40,7 +40,12 @@ struct stop_forwarder {
     if constexpr (std::is_base_of_v<promise_base, Promise>) {
       if (const std::stop_token* t = h.promise().stop_token; t != nullptr && race != nullptr) {
         fanout::race* r = race;
-        callback.emplace(*t, [r] { r->source.request_stop(); });
+        // The copy keeps the stop state alive through request_stop(): the
+        // race (and its source) may be destroyed while callbacks still run.
+        callback.emplace(*t, [r] {
+          std::stop_source keep = r->source;
+          keep.request_stop();
+        });
       }
     }
     return false;

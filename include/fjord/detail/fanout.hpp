@@ -109,7 +109,7 @@ class fanout {
       } else if constexpr (std::is_base_of_v<promise_base, Parent>) {
         token = parent.promise().stop_token;
       }
-      return transfer_to(f.launch(parent, token));
+      return transfer_to(parent, f.launch(parent, token));
     }
     void await_resume() const noexcept {}
   };
@@ -191,7 +191,7 @@ class fanout {
 inline std::coroutine_handle<> child_runner::promise_type::done_awaiter::await_suspend(
     std::coroutine_handle<promise_type> h) const noexcept {
   promise_type& p = h.promise();
-  return transfer_to(p.owner->child_done(p.index));
+  return transfer_to(h, p.owner->child_done(p.index));
 }
 
 inline void child_runner::promise_type::execute(job* j) noexcept {

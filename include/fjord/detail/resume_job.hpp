@@ -29,8 +29,12 @@ void resume_inline(resume_job& j) noexcept;
 
 // A coroutine parked on a timer or an async primitive, and where it goes on
 // when woken: back to the pool it was running on (as a job, on the waker's
-// own deque when the waker is a worker of that pool), or, if it was not
-// running on a pool, inline on the waking thread.
+// own deque when the waker is a worker of that pool). One that was not on a
+// pool goes to `fallback` if given (timers: fjord::default_pool(), so user
+// code never runs on the timer thread), else to the waker's pool if the waker
+// is a worker (it must not wait behind the worker's current job), else it
+// runs inline on the waking thread, through the trampoline.
+// The pool a coroutine suspended on must outlive its parked state.
 struct parked_coroutine : resume_job {
   pool_core* home = nullptr;
 
@@ -40,10 +44,14 @@ struct parked_coroutine : resume_job {
     home = w != nullptr ? w->pool : nullptr;
   }
 
-  void wake() noexcept {
-    if (home != nullptr) {
+  void wake(pool_core* fallback = nullptr) noexcept {
+    pool_core* target = home != nullptr ? home : fallback;
+    if (target == nullptr && current_worker != nullptr) {
+      target = current_worker->pool;
+    }
+    if (target != nullptr) {
       try {
-        home->enqueue(this);
+        target->enqueue(this);
         return;
       } catch (...) {
         // The pool refuses work from outside once its destruction began;

@@ -38,7 +38,7 @@ class promise_base {
     bool await_ready() const noexcept { return false; }
     template <class Promise>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> h) const noexcept {
-      return transfer_to(h.promise().continuation);
+      return transfer_to(h, h.promise().continuation);
     }
     void await_resume() const noexcept {}
   };

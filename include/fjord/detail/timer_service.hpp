@@ -13,7 +13,8 @@ namespace fjord::detail {
 // One thread for the whole process keeps the sleeping coroutines in a binary
 // min-heap ordered by deadline and wakes each at its time: no thread per
 // timer. Woken coroutines go back to the pool they slept on (or, if they were
-// not on a pool, run on the timer thread: keep such continuations short).
+// not on a pool, to fjord::default_pool(): user code never runs on the timer
+// thread, and never inside the request_stop() that cancels a sleep).
 // Every state change of an entry happens under the service's mutex, which is
 // what makes expiry and cancellation race-free: whoever takes an armed entry
 // out of the heap first (the timer thread, or a stop callback) is the one

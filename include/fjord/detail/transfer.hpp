@@ -9,9 +9,9 @@
 // -foptimize-sibling-calls, which the fjord CMake target adds for GCC) and
 // never under its address or thread sanitizer. There, fjord transfers through
 // a per-thread trampoline instead: await_suspend parks the next coroutine in
-// a slot and returns, and the loop that resumed the current one picks it up.
-// Every place fjord resumes a coroutine goes through detail::resume() (the
-// loop); every transfer through detail::transfer_to().
+// a slot and returns, and the loop that resumed the current coroutine picks
+// it up. Every place fjord resumes a coroutine goes through detail::resume()
+// (the loop, in every build); every transfer through detail::transfer_to().
 #ifndef FJORD_TRAMPOLINE_TRANSFER
 #if defined(__GNUC__) && !defined(__clang__) && \
     (!defined(__OPTIMIZE__) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__))
@@ -23,46 +23,59 @@
 
 namespace fjord::detail {
 
-#if FJORD_TRAMPOLINE_TRANSFER
-
+// The coroutine the innermost resume() loop on this thread is running, and
+// the one it is to run next.
 struct transfer_slot {
+  std::coroutine_handle<> current;
   std::coroutine_handle<> next;
-  bool driving = false;
 };
 inline constinit thread_local transfer_slot pending_transfer{};
 
-inline std::coroutine_handle<> transfer_to(std::coroutine_handle<> h) noexcept {
-  transfer_slot& s = pending_transfer;
-  if (s.driving) {
-    s.next = h;
-    return std::noop_coroutine();
-  }
-  return h;
-}
-
-// Resumes h, then whatever it transferred to, and so on. Re-entrant: a
-// resumption nested inside a coroutine body drives its own chain.
+// Resumes h, then whatever it transferred to through the slot, and so on.
+// Re-entrant: a resumption nested inside a coroutine body drives its own
+// chain and restores the outer one's state. The same code in every build, so
+// translation units built with and without the trampoline can be mixed.
 inline void resume(std::coroutine_handle<> h) {
   transfer_slot& s = pending_transfer;  // a body never changes threads mid-call
-  const bool outer = std::exchange(s.driving, true);
-  const std::coroutine_handle<> saved = std::exchange(s.next, {});
+  const transfer_slot outer = std::exchange(s, {});
   while (h) {
+    s.current = h;
     h.resume();
     h = std::exchange(s.next, {});
   }
-  s.next = saved;
-  s.driving = outer;
+  s = outer;
 }
 
+// Distinct names per mode (an inline namespace), so that builds mixing the
+// two modes get two functions, not one function with two definitions.
+#if FJORD_TRAMPOLINE_TRANSFER
+inline namespace trampoline_transfer {
+
+// `self` is the coroutine whose await_suspend is transferring. Only if it is
+// the one the innermost loop resumed will that loop regain control when it
+// suspends; otherwise (resumed by a plain resume() somewhere) transfer
+// directly, which is correct and merely uses stack.
+inline std::coroutine_handle<> transfer_to(std::coroutine_handle<> self,
+                                           std::coroutine_handle<> next) noexcept {
+  transfer_slot& s = pending_transfer;
+  if (s.current == self) {
+    s.current = {};  // self is suspended now: it cannot transfer again
+    s.next = next;
+    return std::noop_coroutine();
+  }
+  return next;
+}
+
+}  // namespace trampoline_transfer
 #else
+inline namespace direct_transfer {
 
-inline std::coroutine_handle<> transfer_to(std::coroutine_handle<> h) noexcept {
-  return h;
-}
-inline void resume(std::coroutine_handle<> h) {
-  h.resume();
+inline std::coroutine_handle<> transfer_to(std::coroutine_handle<> /*self*/,
+                                           std::coroutine_handle<> next) noexcept {
+  return next;
 }
 
+}  // namespace direct_transfer
 #endif
 
 }  // namespace fjord::detail

@@ -1,11 +1,12 @@
 // A pool, fire-and-forget posts, futures and a task group.
 #include <atomic>
 #include <cstdio>
+#include <exception>
 
 #include "fjord/pool.hpp"
 #include "fjord/task_group.hpp"
 
-int main() {
+int main() try {
   fjord::pool pool(fjord::pool_options{.workers = 2, .name = "example"});
 
   std::atomic<int> posted{0};
@@ -27,4 +28,7 @@ int main() {
   // Wait for the posts through a submit that runs after them is not a
   // guarantee (no FIFO order); destroying the pool runs everything first.
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "error: %s\n", e.what());
+  return 1;
 }

@@ -11,11 +11,11 @@ namespace {
 // A thread caches at most this many bytes per class (and at least 64 blocks)
 // before handing half of them to the central list: a chain of a thousand
 // 100-byte frames stays within one thread's cache.
-constexpr std::size_t cache_bytes_per_class = 128 * 1024;
+constexpr std::size_t cache_bytes_per_class = std::size_t{128} * 1024;
 constexpr std::size_t min_cached_blocks = 64;
 // The central lists keep at most this many bytes per class; beyond that,
 // surplus blocks go back to the system.
-constexpr std::size_t central_bytes_per_class = 2 * 1024 * 1024;
+constexpr std::size_t central_bytes_per_class = std::size_t{2} * 1024 * 1024;
 // Blocks made at once when both the cache and the central list are empty.
 constexpr std::size_t fresh_batch = 16;
 

@@ -129,7 +129,7 @@ class async_mutex {
 inline async_lock_guard& async_lock_guard::operator=(async_lock_guard&& o) noexcept {
   if (this != &o) {
     if (mutex_ != nullptr) {
-      mutex_->unlock();
+      mutex_->try_unlock();  // owned, so it cannot fail
     }
     mutex_ = std::exchange(o.mutex_, nullptr);
   }
@@ -138,7 +138,7 @@ inline async_lock_guard& async_lock_guard::operator=(async_lock_guard&& o) noexc
 
 inline async_lock_guard::~async_lock_guard() {
   if (mutex_ != nullptr) {
-    mutex_->unlock();
+    mutex_->try_unlock();  // owned, so it cannot fail
   }
 }
 

@@ -70,9 +70,9 @@ class task_promise final : public promise_base {
   task_promise() noexcept {}
   ~task_promise() {
     if (state_ == state::value) {
-      std::destroy_at(std::addressof(value_));
+      std::destroy_at(std::addressof(stored_value));
     } else if (state_ == state::error) {
-      std::destroy_at(std::addressof(error_));
+      std::destroy_at(std::addressof(stored_error));
     }
   }
   task_promise(const task_promise&) = delete;
@@ -82,33 +82,33 @@ class task_promise final : public promise_base {
 
   template <std::convertible_to<T> U>
   void return_value(U&& v) noexcept(std::is_nothrow_constructible_v<T, U&&>) {
-    std::construct_at(std::addressof(value_), std::forward<U>(v));
+    std::construct_at(std::addressof(stored_value), std::forward<U>(v));
     state_ = state::value;
   }
   void unhandled_exception() noexcept {
-    std::construct_at(std::addressof(error_), std::current_exception());
+    std::construct_at(std::addressof(stored_error), std::current_exception());
     state_ = state::error;
   }
 
   T& result() & {
     if (state_ == state::error) [[unlikely]] {
-      std::rethrow_exception(error_);
+      std::rethrow_exception(stored_error);
     }
-    return value_;
+    return stored_value;
   }
   T result() && {
     if (state_ == state::error) [[unlikely]] {
-      std::rethrow_exception(error_);
+      std::rethrow_exception(stored_error);
     }
-    return std::move(value_);
+    return std::move(stored_value);
   }
   bool has_error() const noexcept { return state_ == state::error; }
 
  private:
   enum class state : unsigned char { empty, value, error };
   union {
-    T value_;
-    std::exception_ptr error_;
+    T stored_value;
+    std::exception_ptr stored_error;
   };
   state state_ = state::empty;
 };

@@ -50,8 +50,8 @@ struct exit_hook {
   bool armed = false;
   ~exit_hook() {
     if (armed) {
+      exited = true;  // first: the flush then leaves no room (frees go to the system)
       frame_allocator::flush_this_thread();
-      exited = true;
     }
   }
 };
@@ -75,10 +75,22 @@ void push_chain(central_lists::list& l, void* first, void* last, std::size_t n, 
 
 }  // namespace
 
+namespace {
+
+std::uint32_t limit_of(std::size_t cls) {
+  return static_cast<std::uint32_t>(
+      std::max(min_cached_blocks, cache_bytes_per_class / block_size(cls)));
+}
+
+}  // namespace
+
 std::size_t frame_allocator::cached_by_this_thread() noexcept {
+  if (exited || !hook.armed) {
+    return 0;
+  }
   std::size_t n = 0;
-  for (std::size_t c = 0; c < class_count; ++c) {
-    n += thread_cache.count[c];
+  for (std::size_t cls = 0; cls < class_count; ++cls) {
+    n += limit_of(cls) - thread_cache.room[cls];
   }
   return n;
 }
@@ -87,33 +99,33 @@ void frame_allocator::flush_this_thread() noexcept {
   cache& c = thread_cache;
   for (std::size_t cls = 0; cls < class_count; ++cls) {
     if (c.head[cls] != nullptr) {
+      std::size_t n = 1;
       block* last = c.head[cls];
       while (last->next != nullptr) {
         last = last->next;
+        ++n;
       }
-      push_chain(central_lists::get().lists[cls], c.head[cls], last, c.count[cls], cls);
+      push_chain(central_lists::get().lists[cls], c.head[cls], last, n, cls);
     }
     c.head[cls] = nullptr;
-    c.count[cls] = 0;
-    c.limit[cls] = 0;
+    c.room[cls] = !exited && hook.armed ? limit_of(cls) : 0;
   }
 }
 
 namespace {
 
-// Arms the exit hook on a thread's first use and sets the limits. Returns
-// false once the thread is past its exit hook (use the system then).
-bool ensure_cache_ready(std::uint32_t* limit) {
-  if (limit[0] != 0) {
-    return true;
-  }
+// Arms the exit hook on a thread's first use and gives every class its room.
+// Returns false once the thread is past its exit hook (use the system then).
+bool ensure_cache_ready(std::uint32_t* room) {
   if (exited) {
     return false;
   }
+  if (hook.armed) {
+    return true;
+  }
   hook.armed = true;
   for (std::size_t cls = 0; cls < frame_allocator::class_count; ++cls) {
-    limit[cls] = static_cast<std::uint32_t>(
-        std::max(min_cached_blocks, cache_bytes_per_class / block_size(cls)));
+    room[cls] = limit_of(cls);
   }
   return true;
 }
@@ -122,13 +134,13 @@ bool ensure_cache_ready(std::uint32_t* limit) {
 
 void* frame_allocator::refill(std::size_t cls) {
   cache& c = thread_cache;
-  if (!ensure_cache_ready(c.limit)) {
+  if (!ensure_cache_ready(c.room)) {
     return ::operator new(block_size(cls));
   }
   // Take up to half a cache's worth from the central list.
   central_lists::list& l = central_lists::get().lists[cls];
   {
-    const std::size_t want = c.limit[cls] / 2;
+    const std::size_t want = limit_of(cls) / 2;
     std::lock_guard lock(l.mutex);
     std::size_t taken = 0;
     while (l.head != nullptr && taken < want) {
@@ -139,49 +151,53 @@ void* frame_allocator::refill(std::size_t cls) {
       ++taken;
     }
     l.count -= taken;
-    c.count[cls] += static_cast<std::uint32_t>(taken);
+    c.room[cls] -= static_cast<std::uint32_t>(taken);
   }
   if (c.head[cls] == nullptr) {
     for (std::size_t i = 0; i < fresh_batch; ++i) {
       auto* b = static_cast<block*>(::operator new(block_size(cls)));
       b->next = c.head[cls];
       c.head[cls] = b;
-      ++c.count[cls];
+      --c.room[cls];
     }
   }
   block* b = c.head[cls];
   c.head[cls] = b->next;
-  --c.count[cls];
+  ++c.room[cls];
   return b;
 }
 
 void frame_allocator::overflow(void* p, std::size_t cls) noexcept {
   cache& c = thread_cache;
-  if (!ensure_cache_ready(c.limit)) {
+  const bool was_armed = !exited && hook.armed;
+  if (!ensure_cache_ready(c.room)) {
     ::operator delete(p);
     return;
   }
-  auto* b = static_cast<block*>(p);
-  b->next = c.head[cls];
-  c.head[cls] = b;
-  ++c.count[cls];
-  if (c.count[cls] <= c.limit[cls]) {
-    return;  // the first free on this thread: the limit was 0 until now
+  if (!was_armed) {  // the first free on this thread: there is room now
+    auto* b = static_cast<block*>(p);
+    b->next = c.head[cls];
+    c.head[cls] = b;
+    --c.room[cls];
+    return;
   }
-  // Hand the older half to the central list, keep the recent (warm) half.
-  const std::uint32_t keep = c.limit[cls] / 2;
+  // Full: keep the recent (warm) half, hand the older half and p to the
+  // central list.
+  const std::uint32_t keep = limit_of(cls) / 2;
   block* last_kept = c.head[cls];
   for (std::uint32_t i = 1; i < keep; ++i) {
     last_kept = last_kept->next;
   }
-  block* first = last_kept->next;
+  auto* first = static_cast<block*>(p);
+  first->next = last_kept->next;
   block* last = first;
+  std::size_t moved = 1;
   while (last->next != nullptr) {
     last = last->next;
+    ++moved;
   }
   last_kept->next = nullptr;
-  const std::size_t moved = c.count[cls] - keep;
-  c.count[cls] = keep;
+  c.room[cls] = limit_of(cls) - keep;
   push_chain(central_lists::get().lists[cls], first, last, moved, cls);
 }
 

@@ -19,6 +19,7 @@ namespace detail {
 class detached_root {
  public:
   struct promise_type : promise_base {
+    promise_type() noexcept { stop_token = nullptr; }
     detached_root get_return_object() noexcept {
       return detached_root(std::coroutine_handle<promise_type>::from_promise(*this));
     }

@@ -22,6 +22,7 @@ namespace detail {
 class sync_root {
  public:
   struct promise_type : promise_base {
+    promise_type() noexcept { stop_token = nullptr; }
     sync_root get_return_object() noexcept {
       return sync_root(std::coroutine_handle<promise_type>::from_promise(*this));
     }

@@ -148,13 +148,19 @@ struct task_access {
       return std::move(t.handle_.promise()).result();
     }
   }
+};
 
-  // Makes t run under `token` (and its awaitees inherit it). The token must
-  // outlive the run.
-  template <class T>
-  static void set_stop_token(task<T>& t, const std::stop_token* token) noexcept {
-    t.handle_.promise().stop_token = token;
+// Awaitable: makes the awaiting coroutine run under `token` from here on
+// (and the tasks it awaits inherit it). Never suspends.
+struct stop_token_setter {
+  const std::stop_token* token;
+  bool await_ready() const noexcept { return false; }
+  template <class Promise>
+  bool await_suspend(std::coroutine_handle<Promise> h) const noexcept {
+    h.promise().stop_token = token;
+    return false;
   }
+  void await_resume() const noexcept {}
 };
 
 // Awaitable: the stop token of the coroutine that awaits it.
@@ -187,7 +193,7 @@ inline detail::stop_token_reader current_stop_token() noexcept {
 // current_stop_token() and in fjord's timed waits.
 template <class T>
 task<T> with_stop_token(std::stop_token token, task<T> t) {
-  detail::task_access::set_stop_token(t, &token);
+  co_await detail::stop_token_setter{&token};
   co_return co_await std::move(t);
 }
 

@@ -27,7 +27,7 @@ class fanout;
 class child_runner {
  public:
   struct promise_type : promise_base, job {
-    promise_type() noexcept : job(&execute) {}
+    promise_type() noexcept : job(&execute) { stop_token = nullptr; }
 
     child_runner get_return_object() noexcept {
       return child_runner(std::coroutine_handle<promise_type>::from_promise(*this));

@@ -36,7 +36,7 @@ class frame_allocator {
       cache& c = thread_cache;
       if (block* b = c.head[cls]; b != nullptr) [[likely]] {
         c.head[cls] = b->next;
-        --c.count[cls];
+        ++c.room[cls];
         return b;
       }
       return refill(cls);
@@ -50,11 +50,11 @@ class frame_allocator {
     if (size <= max_cached_size) [[likely]] {
       const std::size_t cls = (size - 1) / class_step;
       cache& c = thread_cache;
-      if (c.count[cls] < c.limit[cls]) [[likely]] {
+      if (c.room[cls] != 0) [[likely]] {
         auto* b = static_cast<block*>(p);
         b->next = c.head[cls];
         c.head[cls] = b;
-        ++c.count[cls];
+        --c.room[cls];
         return;
       }
       overflow(p, cls);
@@ -75,12 +75,14 @@ class frame_allocator {
     block* next;
   };
   // Trivially constructible, so the thread_local needs no guard on access.
-  // limit[] is 0 until the thread's first refill registers its exit hook;
-  // after the hook ran it is 0 again, and frees go to operator delete.
+  // room[] counts the blocks a class may still take before it is full (one
+  // counter instead of a count and a limit: a load fewer per free). It is 0,
+  // which sends frees to the slow path, until the thread's first use arms
+  // its exit hook, and again after the hook ran (frees then go to operator
+  // delete).
   struct cache {
     block* head[class_count];
-    std::uint32_t count[class_count];
-    std::uint32_t limit[class_count];
+    std::uint32_t room[class_count];
   };
 
   static void* refill(std::size_t cls);

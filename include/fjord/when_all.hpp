@@ -6,6 +6,7 @@
 #include <exception>
 #include <functional>
 #include <iterator>
+#include <optional>
 #include <ranges>
 #include <tuple>
 #include <type_traits>
@@ -65,29 +66,64 @@ void rethrow_first_error(std::span<Task> tasks) {
 
 template <class... T>
 task<std::tuple<element_t<T>...>> when_all_tuple(task<T>... tasks) {
-  std::array<child_runner, sizeof...(T)> runners{make_child_runner(tasks)...};
-  fanout f(runners, nullptr);
+  std::tuple<task<T>&...> children(tasks...);
+  std::array<fanout::slot, sizeof...(T)> slots;
+  fanout f(slots, &children, &runner_for_tuple<std::tuple<task<T>&...>>, nullptr);
   co_await fanout::awaiter{f};
   (rethrow_first_error(tasks), ...);
   co_return std::tuple<element_t<T>...>(take_element(tasks)...);
 }
 
+// One child's outcome, moved out of its task by the child's runner, which then
+// frees the child's frame: both happen on the thread that ran the child, in
+// parallel, instead of in the parent after the last one finished.
+template <class T>
+struct outcome {
+  std::optional<element_t<T>> value;
+  std::exception_ptr error;
+};
+
+template <class T>
+struct settling_children {
+  std::vector<task<T>>* tasks;
+  std::vector<outcome<T>>* outcomes;
+};
+
+template <class T>
+child_runner make_settling_runner(task<T>& t, outcome<T>& out) {
+  co_await task_access::completion_of(t);
+  try {
+    out.value.emplace(take_element(t));
+  } catch (...) {
+    out.error = std::current_exception();
+  }
+  t = task<T>{};  // frees the child's frame here
+}
+
+template <class T>
+std::coroutine_handle<child_runner::promise_type> settling_runner(void* children, std::size_t i) {
+  auto& c = *static_cast<settling_children<T>*>(children);
+  return make_settling_runner((*c.tasks)[i], (*c.outcomes)[i]).handle;
+}
+
 template <class T>
 task<std::conditional_t<std::is_void_v<T>, void, std::vector<element_t<T>>>> when_all_vector(
     std::vector<task<T>> tasks) {
-  std::vector<child_runner> runners;
-  runners.reserve(tasks.size());
-  for (const task<T>& t : tasks) {
-    runners.push_back(make_child_runner(t));
-  }
-  fanout f(runners, nullptr);
+  std::vector<outcome<T>> outcomes(tasks.size());
+  settling_children<T> children{&tasks, &outcomes};
+  std::vector<fanout::slot> slots(tasks.size());
+  fanout f(slots, &children, &settling_runner<T>, nullptr);
   co_await fanout::awaiter{f};
-  rethrow_first_error(std::span(tasks));
+  for (outcome<T>& o : outcomes) {
+    if (o.error) {
+      std::rethrow_exception(o.error);
+    }
+  }
   if constexpr (!std::is_void_v<T>) {
     std::vector<element_t<T>> results;
-    results.reserve(tasks.size());
-    for (task<T>& t : tasks) {
-      results.push_back(take_element(t));
+    results.reserve(outcomes.size());
+    for (outcome<T>& o : outcomes) {
+      results.push_back(std::move(*o.value));
     }
     co_return results;
   }

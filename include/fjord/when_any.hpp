@@ -71,12 +71,8 @@ task<std::variant<element_t<T>...>> when_any_tuple(task<T>... args) {
   fanout::race race;
   stop_forwarder forward{.callback = {}, .race = &race};
   co_await forward;
-  std::array<child_runner, sizeof...(T)> runners = std::apply(
-      [](const auto&... t) {
-        return std::array<child_runner, sizeof...(T)>{make_child_runner(t)...};
-      },
-      tasks);
-  fanout f(runners, &race);
+  std::array<fanout::slot, sizeof...(T)> slots;
+  fanout f(slots, &tasks, &runner_for_tuple<std::tuple<task<T>...>>, &race);
   co_await fanout::awaiter{f};
   co_return take_winner<0, T...>(race.winner.load(std::memory_order_relaxed), tasks);
 }
@@ -86,12 +82,8 @@ task<when_any_result<T>> when_any_vector(std::vector<task<T>> tasks) {
   fanout::race race;
   stop_forwarder forward{.callback = {}, .race = &race};
   co_await forward;
-  std::vector<child_runner> runners;
-  runners.reserve(tasks.size());
-  for (const task<T>& t : tasks) {
-    runners.push_back(make_child_runner(t));
-  }
-  fanout f(runners, &race);
+  std::vector<fanout::slot> slots(tasks.size());
+  fanout f(slots, &tasks, &runner_for_range<std::vector<task<T>>>, &race);
   co_await fanout::awaiter{f};
   const std::size_t winner = race.winner.load(std::memory_order_relaxed);
   if constexpr (std::is_void_v<T>) {

@@ -4,9 +4,9 @@
 #include <coroutine>
 #include <cstddef>
 #include <exception>
-#include <optional>
 #include <span>
 #include <stop_token>
+#include <type_traits>
 #include <utility>
 
 #include "fjord/detail/job.hpp"
@@ -21,13 +21,14 @@ namespace fjord::detail {
 class fanout;
 
 // The small coroutine that runs one child of a when_all / when_any: it awaits
-// the child's completion (the result stays in the child task) and reports to
-// the fan-out. Its promise is also a job, so a runner can sit on a worker's
-// deque and be stolen.
+// the child's completion (the result stays in the child task), reports to
+// the fan-out and frees itself. Runners are made by whichever worker starts
+// them and die there, so with many children neither their creation nor
+// their destruction is serial work for the parent.
 class child_runner {
  public:
-  struct promise_type : promise_base, job {
-    promise_type() noexcept : job(&execute) { stop_token = nullptr; }
+  struct promise_type : promise_base {
+    promise_type() noexcept { stop_token = nullptr; }
 
     child_runner get_return_object() noexcept {
       return child_runner(std::coroutine_handle<promise_type>::from_promise(*this));
@@ -41,32 +42,13 @@ class child_runner {
     void return_void() noexcept {}
     [[noreturn]] void unhandled_exception() noexcept { std::terminate(); }  // cannot happen
 
-    static void execute(job* j) noexcept;
-
     fanout* owner = nullptr;
     std::size_t index = 0;
-    std::size_t split_end = 0;  // the runners [index, split_end) are this job's to start
   };
 
-  child_runner() noexcept = default;
-  explicit child_runner(std::coroutine_handle<promise_type> h) noexcept : handle_(h) {}
-  child_runner(child_runner&& o) noexcept : handle_(std::exchange(o.handle_, {})) {}
-  child_runner& operator=(child_runner&& o) noexcept {
-    std::swap(handle_, o.handle_);
-    return *this;
-  }
-  child_runner(const child_runner&) = delete;
-  child_runner& operator=(const child_runner&) = delete;
-  ~child_runner() {
-    if (handle_) {
-      handle_.destroy();
-    }
-  }
+  explicit child_runner(std::coroutine_handle<promise_type> h) noexcept : handle(h) {}
 
-  std::coroutine_handle<promise_type> handle() const noexcept { return handle_; }
-
- private:
-  std::coroutine_handle<promise_type> handle_;
+  std::coroutine_handle<promise_type> handle;
 };
 
 template <class T>
@@ -74,17 +56,18 @@ child_runner make_child_runner(const task<T>& t) {
   co_await task_access::completion_of(t);
 }
 
-// Runs a set of child runners in parallel and resumes the awaiting coroutine
-// when the last one finishes; no thread blocks. On a worker, the runners are
-// offered to thieves by binary splitting: the job of runner i carries the
-// range [i, end) and, when it runs, pushes the upper half of its range as
-// another runner's job before starting runner i, so a thief always takes the
-// largest piece left (as in a parallel_for over the children). Off a pool,
-// the runners run in turn on the calling thread.
+// Runs n children in parallel and resumes the awaiting coroutine when the
+// last one finishes; no thread blocks. On a worker, the children are offered
+// to thieves by binary splitting: slot i's job carries the range [i, end)
+// and, when it runs, pushes the upper half of its range as another slot's
+// job before starting child i, so a thief always takes the largest piece
+// left (as in a parallel_for over the children). Off a pool, the children
+// run in turn on the calling thread.
 //
-// The count needs no "+1 for the launcher": runner 0 starts only after the
-// launcher's await_suspend has returned (symmetric transfer), so the count
-// cannot reach zero while the launcher still touches the fan-out.
+// The count needs no "+1 for the launcher": child 0 (off a pool: child n-1)
+// starts only after the launcher's await_suspend has returned (symmetric
+// transfer), so the count cannot reach zero while the launcher still touches
+// the fan-out.
 class fanout {
  public:
   // For when_any: the first child to finish wins and stops the others.
@@ -95,12 +78,28 @@ class fanout {
   };
   static constexpr std::size_t npos = ~std::size_t{0};
 
-  fanout(std::span<child_runner> runners, race* r) noexcept : runners_(runners), race_(r) {}
+  // Where a child's job waits on a deque: one per child, in the
+  // combinator's frame.
+  struct slot : job {
+    slot() noexcept : job(&execute) {}
+    static void execute(job* j) noexcept;
+
+    fanout* owner = nullptr;
+    std::size_t index = 0;
+    std::size_t split_end = 0;  // the children [index, split_end) are this job's to start
+  };
+
+  // Makes the runner for child i of `children` (not started).
+  using runner_factory = std::coroutine_handle<child_runner::promise_type> (*)(void* children,
+                                                                               std::size_t i);
+
+  fanout(std::span<slot> slots, void* children, runner_factory make, race* r) noexcept
+      : slots_(slots), children_(children), make_(make), race_(r) {}
 
   // The awaiter the combinator's coroutine co_awaits.
   struct awaiter {
     fanout& f;
-    bool await_ready() const noexcept { return f.runners_.empty(); }
+    bool await_ready() const noexcept { return f.slots_.empty(); }
     template <class Parent>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<Parent> parent) noexcept {
       const std::stop_token* token = nullptr;
@@ -117,28 +116,24 @@ class fanout {
   std::coroutine_handle<> launch(std::coroutine_handle<> parent,
                                  const std::stop_token* token) noexcept {
     parent_ = parent;
-    const std::size_t n = runners_.size();
+    token_ = token;
+    const std::size_t n = slots_.size();
     remaining_.store(n, std::memory_order_relaxed);
-    for (std::size_t i = 0; i < n; ++i) {
-      auto& p = runners_[i].handle().promise();
-      p.owner = this;
-      p.index = i;
-      p.stop_token = token;
-    }
     worker* w = current_worker;
     if (w == nullptr) {
-      // Not on a pool: start each in turn here; runner n-1 starts last, by
+      // Not on a pool: start each in turn here; child n-1 starts last, by
       // symmetric transfer, so none of the earlier ones can be the last to
       // finish before this function is done with the fan-out.
       for (std::size_t i = 0; i + 1 < n; ++i) {
-        resume(runners_[i].handle());
+        resume(runner(i));
       }
-      return runners_[n - 1].handle();
+      return runner(n - 1);
     }
     return split(*w, 0, n);
   }
 
-  // Called by runner `index` when it has finished; returns what to run next.
+  // Called by child `index`'s runner when it has finished; returns what to
+  // run next.
   std::coroutine_handle<> child_done(std::size_t index) noexcept {
     if (race_ != nullptr) {
       std::size_t none = npos;
@@ -157,18 +152,20 @@ class fanout {
     return std::noop_coroutine();
   }
 
-  // Starts runners [lo, hi) from worker w: offers upper halves to thieves and
-  // returns runner lo's handle for the caller to transfer to.
+  // Starts children [lo, hi) from worker w: offers upper halves to thieves
+  // and returns child lo's runner for the caller to transfer to.
   std::coroutine_handle<> split(worker& w, std::size_t lo, std::size_t hi) noexcept {
     bool pushed = false;
     while (hi - lo > 1) {
       const std::size_t mid = lo + (hi - lo) / 2;
-      auto& p = runners_[mid].handle().promise();
-      p.split_end = hi;
-      if (!w.deque.push(&p)) {
+      slot& s = slots_[mid];
+      s.owner = this;
+      s.index = mid;
+      s.split_end = hi;
+      if (!w.deque.push(&s)) {
         // The deque is full: start [mid, hi) here instead, one by one.
         for (std::size_t i = mid; i < hi; ++i) {
-          resume(runners_[i].handle());
+          resume(runner(i));
         }
       } else {
         pushed = true;
@@ -178,12 +175,25 @@ class fanout {
     if (pushed) {
       w.pool->notify_local_push();
     }
-    return runners_[lo].handle();
+    return runner(lo);
   }
 
  private:
-  std::span<child_runner> runners_;
+  // Runner frames are small and come from the frame cache; running out of
+  // memory here, inside a job, cannot be reported to anyone: it terminates.
+  std::coroutine_handle<> runner(std::size_t i) noexcept {
+    const auto h = make_(children_, i);
+    h.promise().owner = this;
+    h.promise().index = i;
+    h.promise().stop_token = token_;
+    return h;
+  }
+
+  std::span<slot> slots_;
+  void* children_;
+  runner_factory make_;
   race* race_;
+  const std::stop_token* token_ = nullptr;
   std::coroutine_handle<> parent_;
   std::atomic<std::size_t> remaining_{0};
 };
@@ -191,12 +201,38 @@ class fanout {
 inline std::coroutine_handle<> child_runner::promise_type::done_awaiter::await_suspend(
     std::coroutine_handle<promise_type> h) const noexcept {
   promise_type& p = h.promise();
-  return transfer_to(h, p.owner->child_done(p.index));
+  const std::coroutine_handle<> next = p.owner->child_done(p.index);
+  // Nobody else refers to a runner: it frees itself, here on the thread
+  // that ran it. (Destroying a coroutine from its own final awaiter is
+  // allowed: it is suspended.)
+  h.destroy();
+  return transfer_to(h, next);  // compares h's address only: fine after destroy()
 }
 
-inline void child_runner::promise_type::execute(job* j) noexcept {
-  auto* p = static_cast<promise_type*>(j);
-  resume(p->owner->split(*current_worker, p->index, p->split_end));
+inline void fanout::slot::execute(job* j) noexcept {
+  auto* s = static_cast<slot*>(j);
+  resume(s->owner->split(*current_worker, s->index, s->split_end));
+}
+
+// Runner factories for the two shapes of children.
+template <class Tasks>
+std::coroutine_handle<child_runner::promise_type> runner_for_range(void* children, std::size_t i) {
+  return make_child_runner((*static_cast<Tasks*>(children))[i]).handle;
+}
+
+template <class Tuple, std::size_t... I>
+std::coroutine_handle<child_runner::promise_type> runner_for_tuple(
+    void* children, std::size_t i, std::index_sequence<I...> /*unused*/) {
+  auto& tasks = *static_cast<Tuple*>(children);
+  std::coroutine_handle<child_runner::promise_type> h;
+  // The one I equal to i makes the runner (the fold stops there).
+  (void)((i == I ? (h = make_child_runner(std::get<I>(tasks)).handle, true) : false) || ...);
+  return h;
+}
+
+template <class Tuple>
+std::coroutine_handle<child_runner::promise_type> runner_for_tuple(void* children, std::size_t i) {
+  return runner_for_tuple<Tuple>(children, i, std::make_index_sequence<std::tuple_size_v<Tuple>>{});
 }
 
 }  // namespace fjord::detail

@@ -63,6 +63,29 @@ TEST(when_all, vector_in_order_inline_and_on_a_pool) {
   }
 }
 
+// Each when_all's last child resumes the parent by symmetric transfer; if a
+// compiler turned that into a plain call, every iteration would leave a frame
+// on the stack and this loop would overflow the 8 MiB of a std::thread.
+TEST(when_all, a_loop_of_synchronous_when_alls_does_not_grow_the_stack) {
+  auto leaf = [](int v) -> fjord::task<int> { co_return v; };
+  auto loop = [&]() -> fjord::task<long> {
+    long sum = 0;
+    for (int i = 0; i < 300'000; ++i) {
+      auto [a, b] = co_await fjord::when_all(leaf(1), leaf(2));
+      sum += a + b;
+      std::vector<fjord::task<int>> two;
+      two.push_back(leaf(1));
+      two.push_back(leaf(1));
+      sum += static_cast<long>((co_await fjord::when_all(std::move(two))).size());
+    }
+    co_return sum;
+  };
+  long result = 0;
+  std::thread t([&] { result = fjord::sync_wait(loop()); });
+  t.join();
+  EXPECT_EQ(result, 300'000L * 5);
+}
+
 TEST(when_all, empty_range_completes_at_once) {
   auto v = fjord::sync_wait(fjord::when_all(std::vector<fjord::task<int>>{}));
   EXPECT_TRUE(v.empty());

@@ -91,7 +91,7 @@ struct settling_children {
 
 template <class T>
 child_runner make_settling_runner(task<T>& t, outcome<T>& out) {
-  co_await task_access::completion_of(t);
+  co_await task_access::completion<T>{task_access::handle(t)};
   try {
     out.value.emplace(take_element(t));
   } catch (...) {

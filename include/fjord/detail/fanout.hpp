@@ -21,10 +21,12 @@ namespace fjord::detail {
 class fanout;
 
 // The small coroutine that runs one child of a when_all / when_any: it awaits
-// the child's completion (the result stays in the child task), reports to
-// the fan-out and frees itself. Runners are made by whichever worker starts
-// them and die there, so with many children neither their creation nor
-// their destruction is serial work for the parent.
+// the child's completion and reports to the fan-out. Runners are made by
+// whichever worker starts their child, so with many children their creation
+// is not serial work for the parent; the fan-out destroys them at the end.
+// (A runner does not free itself in its final awaiter: clang then stops
+// making the symmetric transfer a tail call, and clang before 19 reads the
+// frame after await_suspend returns, llvm/llvm-project#56301.)
 class child_runner {
  public:
   struct promise_type : promise_base {
@@ -51,9 +53,12 @@ class child_runner {
   std::coroutine_handle<promise_type> handle;
 };
 
+// The combinators check for empty tasks up front, so the runner awaits the
+// completion directly: no throwing path in its body (which keeps clang's
+// symmetric transfer a tail call).
 template <class T>
 child_runner make_child_runner(const task<T>& t) {
-  co_await task_access::completion_of(t);
+  co_await task_access::completion<T>{task_access::handle(t)};
 }
 
 // Runs n children in parallel and resumes the awaiting coroutine when the
@@ -64,10 +69,10 @@ child_runner make_child_runner(const task<T>& t) {
 // left (as in a parallel_for over the children). Off a pool, the children
 // run in turn on the calling thread.
 //
-// The count needs no "+1 for the launcher": child 0 (off a pool: child n-1)
-// starts only after the launcher's await_suspend has returned (symmetric
-// transfer), so the count cannot reach zero while the launcher still touches
-// the fan-out.
+// On a worker the count needs no "+1 for the launcher": child 0 starts only
+// after the launcher's await_suspend has returned (symmetric transfer), so the
+// count cannot reach zero while the launcher still touches the fan-out. Off a
+// pool the launcher runs every child itself and holds one extra unit.
 class fanout {
  public:
   // For when_any: the first child to finish wins and stops the others.
@@ -86,7 +91,8 @@ class fanout {
 
     fanout* owner = nullptr;
     std::size_t index = 0;
-    std::size_t split_end = 0;  // the children [index, split_end) are this job's to start
+    std::size_t split_end = 0;       // the children [index, split_end) are this job's to start
+    std::coroutine_handle<> runner;  // set by whoever starts the child
   };
 
   // Makes the runner for child i of `children` (not started).
@@ -95,6 +101,16 @@ class fanout {
 
   fanout(std::span<slot> slots, void* children, runner_factory make, race* r) noexcept
       : slots_(slots), children_(children), make_(make), race_(r) {}
+  fanout(const fanout&) = delete;
+  fanout& operator=(const fanout&) = delete;
+  // After the parent resumed, every runner is suspended at its end.
+  ~fanout() {
+    for (slot& s : slots_) {
+      if (s.runner) {
+        s.runner.destroy();
+      }
+    }
+  }
 
   // The awaiter the combinator's coroutine co_awaits.
   struct awaiter {
@@ -118,17 +134,25 @@ class fanout {
     parent_ = parent;
     token_ = token;
     const std::size_t n = slots_.size();
-    remaining_.store(n, std::memory_order_relaxed);
     worker* w = current_worker;
     if (w == nullptr) {
-      // Not on a pool: start each in turn here; child n-1 starts last, by
-      // symmetric transfer, so none of the earlier ones can be the last to
-      // finish before this function is done with the fan-out.
-      for (std::size_t i = 0; i + 1 < n; ++i) {
+      // Not on a pool: run each in turn here, holding one extra unit of the
+      // count so that no child can resume the parent while we still loop.
+      // When they all finished synchronously, the parent simply goes on
+      // (we return it); otherwise the last to finish resumes it. (Not a
+      // transfer to the last child: clang 14 does not always make a
+      // runner's final transfer a tail call, and a loop of synchronous
+      // when_alls would then nest one frame per iteration.)
+      remaining_.store(n + 1, std::memory_order_relaxed);
+      for (std::size_t i = 0; i < n; ++i) {
         resume(runner(i));
       }
-      return runner(n - 1);
+      if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        return parent;
+      }
+      return std::noop_coroutine();
     }
+    remaining_.store(n, std::memory_order_relaxed);
     return split(*w, 0, n);
   }
 
@@ -136,20 +160,28 @@ class fanout {
   // run next.
   std::coroutine_handle<> child_done(std::size_t index) noexcept {
     if (race_ != nullptr) {
-      std::size_t none = npos;
-      // relaxed: the winner's identity is read by the parent only after the
-      // count below reaches zero, which orders it (acq_rel on remaining_).
-      if (race_->winner.compare_exchange_strong(none, index, std::memory_order_relaxed)) {
-        race_->source.request_stop();
-      }
+      finish_race(index);
     }
+    // Read before the decrement: once it is done, another runner may resume
+    // the parent, which frees the fan-out.
+    const std::coroutine_handle<> parent = parent_;
     // acq_rel: release publishes this child's result to whoever finishes
     // last; acquire (for the last) makes every other child's result visible
     // before the parent resumes.
     if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      return parent_;
+      return parent;
     }
     return std::noop_coroutine();
+  }
+
+  // Out of line: request_stop() is a large call the transfer path need not see.
+  FJORD_NOINLINE void finish_race(std::size_t index) noexcept {
+    std::size_t none = npos;
+    // relaxed: the winner's identity is read by the parent only after the
+    // count reaches zero, which orders it (acq_rel on remaining_).
+    if (race_->winner.compare_exchange_strong(none, index, std::memory_order_relaxed)) {
+      race_->source.request_stop();
+    }
   }
 
   // Starts children [lo, hi) from worker w: offers upper halves to thieves
@@ -186,6 +218,7 @@ class fanout {
     h.promise().owner = this;
     h.promise().index = i;
     h.promise().stop_token = token_;
+    slots_[i].runner = h;
     return h;
   }
 
@@ -201,12 +234,7 @@ class fanout {
 inline std::coroutine_handle<> child_runner::promise_type::done_awaiter::await_suspend(
     std::coroutine_handle<promise_type> h) const noexcept {
   promise_type& p = h.promise();
-  const std::coroutine_handle<> next = p.owner->child_done(p.index);
-  // Nobody else refers to a runner: it frees itself, here on the thread
-  // that ran it. (Destroying a coroutine from its own final awaiter is
-  // allowed: it is suspended.)
-  h.destroy();
-  return transfer_to(h, next);  // compares h's address only: fine after destroy()
+  return transfer_to(h, p.owner->child_done(p.index));
 }
 
 inline void fanout::slot::execute(job* j) noexcept {

@@ -133,11 +133,15 @@ template <class R>
 auto to_task_vector(R&& range) {
   using task_t = std::remove_cvref_t<std::ranges::range_reference_t<R>>;
   std::vector<task_t> tasks;
-  if constexpr (std::ranges::sized_range<R>) {
-    tasks.reserve(std::ranges::size(range));
-  }
-  for (auto&& t : range) {
-    tasks.push_back(std::move(t));
+  if constexpr (std::is_same_v<R, std::vector<task_t>>) {
+    tasks = std::move(range);  // an rvalue vector: take its buffer
+  } else {
+    if constexpr (std::ranges::sized_range<R>) {
+      tasks.reserve(std::ranges::size(range));
+    }
+    for (auto&& t : range) {
+      tasks.push_back(std::move(t));
+    }
   }
   for (const task_t& t : tasks) {
     if (!t) {

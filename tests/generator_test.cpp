@@ -61,13 +61,13 @@ TEST(generator, references_and_temporaries) {
   EXPECT_EQ(words, (std::vector<std::string>{"a!", "b!"}));
   auto temps = []() -> fjord::generator<std::string> {
     co_yield "literal";  // converted, kept in the frame
-    co_yield std::string(3, 'x');
+    co_yield std::string(3, 'c');
   };
   std::vector<std::string> got;
   for (const std::string& s : temps()) {
     got.push_back(s);
   }
-  EXPECT_EQ(got, (std::vector<std::string>{"literal", "xxx"}));
+  EXPECT_EQ(got, (std::vector<std::string>{"literal", "ccc"}));
 }
 
 TEST(generator, exception_reaches_the_consumer) {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "fjord/detail/parking_awaiter.hpp"
 #include "fjord/detail/waiter_list.hpp"
 
 namespace fjord {
@@ -46,30 +47,15 @@ class async_latch {
     return count_ == 0;
   }
 
-  class wait_awaiter {
-   public:
-    explicit wait_awaiter(async_latch& l) noexcept : latch_(l) {}
-    bool await_ready() const noexcept { return latch_.try_wait(); }
-    bool await_suspend(std::coroutine_handle<> h) noexcept {
-      std::lock_guard lock(latch_.guard_);
-      if (latch_.count_ == 0) {
-        return false;
-      }
-      waiter_.park(h);
-      latch_.waiters_.push_back(waiter_);
-      return true;
-    }
-    void await_resume() const noexcept {}
-
-   private:
-    async_latch& latch_;
-    detail::parked_coroutine waiter_;
-  };
+  using wait_awaiter = detail::parking_awaiter<async_latch>;
 
   // co_await l.wait(): returns once the count is zero.
   [[nodiscard]] wait_awaiter wait() noexcept { return wait_awaiter(*this); }
 
  private:
+  friend detail::parking_awaiter<async_latch>;
+  bool try_take_locked() const noexcept { return count_ == 0; }
+
   mutable std::mutex guard_;  // never held across a suspension
   std::ptrdiff_t count_;
   detail::waiter_list waiters_;

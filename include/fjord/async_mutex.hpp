@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "fjord/detail/parking_awaiter.hpp"
 #include "fjord/detail/waiter_list.hpp"
 
 namespace fjord {
@@ -46,11 +47,7 @@ class async_mutex {
 
   bool try_lock() noexcept {
     std::lock_guard lock(guard_);
-    if (locked_) {
-      return false;
-    }
-    locked_ = true;
-    return true;
+    return try_take_locked();
   }
 
   // A snapshot: true while some coroutine owns the mutex.
@@ -84,34 +81,13 @@ class async_mutex {
     return true;
   }
 
-  class lock_awaiter {
-   public:
-    explicit lock_awaiter(async_mutex& m) noexcept : mutex_(m) {}
-    bool await_ready() noexcept { return mutex_.try_lock(); }
-    bool await_suspend(std::coroutine_handle<> h) noexcept {
-      std::lock_guard lock(mutex_.guard_);
-      if (!mutex_.locked_) {
-        mutex_.locked_ = true;
-        return false;
-      }
-      waiter_.park(h);
-      mutex_.waiters_.push_back(waiter_);
-      return true;
-    }
-    void await_resume() const noexcept {}
-
-   protected:
-    async_mutex& mutex_;
-
-   private:
-    detail::parked_coroutine waiter_;
-  };
+  using lock_awaiter = detail::parking_awaiter<async_mutex>;
 
   class scoped_lock_awaiter : public lock_awaiter {
    public:
     using lock_awaiter::lock_awaiter;
     async_lock_guard await_resume() const noexcept {
-      return async_lock_guard(mutex_, std::adopt_lock);
+      return async_lock_guard(primitive_, std::adopt_lock);
     }
   };
 
@@ -121,6 +97,15 @@ class async_mutex {
   [[nodiscard]] scoped_lock_awaiter scoped_lock() noexcept { return scoped_lock_awaiter(*this); }
 
  private:
+  friend detail::parking_awaiter<async_mutex>;
+  bool try_take_locked() noexcept {
+    if (locked_) {
+      return false;
+    }
+    locked_ = true;
+    return true;
+  }
+
   mutable std::mutex guard_;  // held for a few instructions, never across a suspension
   bool locked_ = false;
   detail::waiter_list waiters_;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "fjord/detail/parking_awaiter.hpp"
 #include "fjord/detail/waiter_list.hpp"
 
 namespace fjord {
@@ -27,11 +28,7 @@ class async_semaphore {
 
   bool try_acquire() noexcept {
     std::lock_guard lock(guard_);
-    if (count_ == 0) {
-      return false;
-    }
-    --count_;
-    return true;
+    return try_take_locked();
   }
 
   // Adds n units, waking up to n waiters. Throws std::invalid_argument for
@@ -62,31 +59,21 @@ class async_semaphore {
     return count_;
   }
 
-  class acquire_awaiter {
-   public:
-    explicit acquire_awaiter(async_semaphore& s) noexcept : sem_(s) {}
-    bool await_ready() noexcept { return sem_.try_acquire(); }
-    bool await_suspend(std::coroutine_handle<> h) noexcept {
-      std::lock_guard lock(sem_.guard_);
-      if (sem_.count_ > 0) {
-        --sem_.count_;
-        return false;
-      }
-      waiter_.park(h);
-      sem_.waiters_.push_back(waiter_);
-      return true;
-    }
-    void await_resume() const noexcept {}
-
-   private:
-    async_semaphore& sem_;
-    detail::parked_coroutine waiter_;
-  };
+  using acquire_awaiter = detail::parking_awaiter<async_semaphore>;
 
   // co_await s.acquire(): takes one unit, waiting for it if need be.
   [[nodiscard]] acquire_awaiter acquire() noexcept { return acquire_awaiter(*this); }
 
  private:
+  friend detail::parking_awaiter<async_semaphore>;
+  bool try_take_locked() noexcept {
+    if (count_ == 0) {
+      return false;
+    }
+    --count_;
+    return true;
+  }
+
   mutable std::mutex guard_;  // never held across a suspension
   std::ptrdiff_t count_;
   detail::waiter_list waiters_;

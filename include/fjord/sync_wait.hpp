@@ -87,7 +87,7 @@ class sync_root {
 
 template <class T>
 sync_root make_sync_root(const task<T>& t) {
-  co_await task_access::completion_of(t);
+  co_await completion_awaiter<T>{task_access::handle(t)};  // sync_wait checked t
 }
 
 }  // namespace detail

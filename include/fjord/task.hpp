@@ -49,8 +49,8 @@ class [[nodiscard]] task {
 
   // co_await std::move(t) yields the value; co_await t (an lvalue) yields a
   // reference to it, leaving it in the task.
-  auto operator co_await() && { return awaiter<true>{handle_}; }
-  auto operator co_await() & { return awaiter<false>{handle_}; }
+  auto operator co_await() && { return awaiter<true>{{handle_}}; }
+  auto operator co_await() & { return awaiter<false>{{handle_}}; }
 
  private:
   friend promise_type;
@@ -70,25 +70,18 @@ class [[nodiscard]] task {
   }
 
   template <bool Rvalue>
-  struct awaiter {
-    std::coroutine_handle<promise_type> handle;
-
+  struct awaiter : detail::completion_awaiter<T> {
     bool await_ready() const {
-      if (!handle) [[unlikely]] {
+      if (!this->handle) [[unlikely]] {
         throw_empty();
       }
-      return handle.done();
-    }
-    template <class Parent>
-    std::coroutine_handle<> await_suspend(std::coroutine_handle<Parent> parent) const noexcept {
-      handle.promise().attach(parent);
-      return detail::transfer_to(parent, handle);
+      return this->handle.done();
     }
     decltype(auto) await_resume() const {
       if constexpr (Rvalue) {
-        return std::move(handle.promise()).result();
+        return std::move(this->handle.promise()).result();
       } else {
-        return handle.promise().result();
+        return this->handle.promise().result();
       }
     }
   };
@@ -115,28 +108,6 @@ struct task_access {
   template <class T>
   static std::coroutine_handle<task_promise<T>> handle(const task<T>& t) noexcept {
     return t.handle_;
-  }
-
-  // Awaits the task's completion without taking its result: the result (or
-  // exception) stays in the task for the caller to read afterwards.
-  template <class T>
-  struct completion {
-    std::coroutine_handle<task_promise<T>> handle;
-
-    bool await_ready() const noexcept { return handle.done(); }
-    template <class Parent>
-    std::coroutine_handle<> await_suspend(std::coroutine_handle<Parent> parent) const noexcept {
-      handle.promise().attach(parent);
-      return detail::transfer_to(parent, handle);
-    }
-    void await_resume() const noexcept {}
-  };
-  template <class T>
-  static completion<T> completion_of(const task<T>& t) {
-    if (!t.handle_) {
-      task<T>::throw_empty();
-    }
-    return {t.handle_};
   }
 
   // The result of a finished task: the value (moved out), or its exception.

@@ -57,13 +57,6 @@ void rethrow_first_error(Task& t) {
   }
 }
 
-template <class Task>
-void rethrow_first_error(std::span<Task> tasks) {
-  for (Task& t : tasks) {
-    rethrow_first_error(t);
-  }
-}
-
 template <class... T>
 task<std::tuple<element_t<T>...>> when_all_tuple(task<T>... tasks) {
   std::tuple<task<T>&...> children(tasks...);
@@ -91,7 +84,7 @@ struct settling_children {
 
 template <class T>
 child_runner make_settling_runner(task<T>& t, outcome<T>& out) {
-  co_await task_access::completion<T>{task_access::handle(t)};
+  co_await completion_awaiter<T>{task_access::handle(t)};
   try {
     out.value.emplace(take_element(t));
   } catch (...) {

@@ -58,7 +58,7 @@ class child_runner {
 // symmetric transfer a tail call).
 template <class T>
 child_runner make_child_runner(const task<T>& t) {
-  co_await task_access::completion<T>{task_access::handle(t)};
+  co_await completion_awaiter<T>{task_access::handle(t)};
 }
 
 // Runs n children in parallel and resumes the awaiting coroutine when the

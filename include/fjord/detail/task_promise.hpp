@@ -161,4 +161,20 @@ class task_promise<void> final : public promise_base {
   std::exception_ptr error_;
 };
 
+// Awaits a task's completion without taking its result: the result (or
+// exception) stays in the promise. co_await on a task adds the result on top;
+// fjord's roots and runners use it as is.
+template <class T>
+struct completion_awaiter {
+  std::coroutine_handle<task_promise<T>> handle;
+
+  bool await_ready() const noexcept { return handle.done(); }
+  template <class Parent>
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<Parent> parent) const noexcept {
+    handle.promise().attach(parent);
+    return transfer_to(parent, handle);
+  }
+  void await_resume() const noexcept {}
+};
+
 }  // namespace fjord::detail

@@ -127,7 +127,7 @@ auto to_task_vector(R&& range) {
   using task_t = std::remove_cvref_t<std::ranges::range_reference_t<R>>;
   std::vector<task_t> tasks;
   if constexpr (std::is_same_v<R, std::vector<task_t>>) {
-    tasks = std::move(range);  // an rvalue vector: take its buffer
+    tasks = std::forward<R>(range);  // an rvalue vector: take its buffer
   } else {
     if constexpr (std::ranges::sized_range<R>) {
       tasks.reserve(std::ranges::size(range));

@@ -12,6 +12,7 @@
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
 #include "fjord/when_all.hpp"
+#include "support/run_together.hpp"
 
 namespace {
 
@@ -53,16 +54,9 @@ TEST(async_condition_variable, bounded_queue_under_contention) {
       seen[static_cast<std::size_t>(item)].fetch_add(1);
     }
   };
-  auto body = [&]() -> fjord::task<void> {
-    co_await p.schedule();
-    std::vector<fjord::task<void>> tasks;
-    for (int i = 0; i < producers; ++i) {
-      tasks.push_back(producer(i));
-      tasks.push_back(consumer());
-    }
-    co_await fjord::when_all(std::move(tasks));
-  };
-  fjord::sync_wait(body());
+  fjord_test::run_together(p, fjord_test::many(2 * producers, [&](int i) {
+                             return i % 2 == 0 ? producer(i / 2) : consumer();
+                           }));
   for (auto& s : seen) {
     EXPECT_EQ(s.load(), 1);
   }
@@ -86,16 +80,8 @@ TEST(async_condition_variable, notify_all_wakes_everyone) {
     m.unlock();
     cv.notify_all();
   };
-  auto body = [&]() -> fjord::task<void> {
-    co_await p.schedule();
-    std::vector<fjord::task<void>> tasks;
-    for (int i = 0; i < 1000; ++i) {
-      tasks.push_back(waiter());
-    }
-    tasks.push_back(setter());
-    co_await fjord::when_all(std::move(tasks));
-  };
-  fjord::sync_wait(body());
+  fjord_test::run_together(
+      p, fjord_test::many(1001, [&](int i) { return i < 1000 ? waiter() : setter(); }));
   EXPECT_EQ(woke.load(), 1000);
 }
 

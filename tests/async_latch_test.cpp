@@ -11,6 +11,7 @@
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
 #include "fjord/when_all.hpp"
+#include "support/run_together.hpp"
 
 namespace {
 
@@ -40,19 +41,11 @@ TEST(async_latch, thousands_of_waiters_released_by_threads) {
     co_await l.wait();
     released.fetch_add(1);
   };
-  auto body = [&]() -> fjord::task<void> {
-    co_await p.schedule();
-    std::vector<fjord::task<void>> tasks;
-    for (int i = 0; i < 3000; ++i) {
-      tasks.push_back(waiter());
-    }
-    co_await fjord::when_all(std::move(tasks));
-  };
   std::vector<std::thread> counters;
   for (int i = 0; i < 4; ++i) {
     counters.emplace_back([&] { l.count_down(); });
   }
-  fjord::sync_wait(body());
+  fjord_test::run_together(p, fjord_test::many(3000, [&](int /*i*/) { return waiter(); }));
   for (auto& t : counters) {
     t.join();
   }

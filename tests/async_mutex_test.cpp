@@ -11,6 +11,7 @@
 #include "fjord/task.hpp"
 #include "fjord/when_all.hpp"
 #include "fjord/yield.hpp"
+#include "support/run_together.hpp"
 
 namespace {
 
@@ -78,15 +79,7 @@ TEST(async_mutex, thousands_of_contending_coroutines) {
       inside.fetch_sub(1);
     }
   };
-  auto body = [&]() -> fjord::task<void> {
-    co_await p.schedule();
-    std::vector<fjord::task<void>> tasks;
-    for (int i = 0; i < 2000; ++i) {
-      tasks.push_back(worker());
-    }
-    co_await fjord::when_all(std::move(tasks));
-  };
-  fjord::sync_wait(body());
+  fjord_test::run_together(p, fjord_test::many(2000, [&](int /*i*/) { return worker(); }));
   EXPECT_EQ(counter, 2000 * 20);
   EXPECT_FALSE(m.is_locked());
 }

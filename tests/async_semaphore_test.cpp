@@ -11,6 +11,7 @@
 #include "fjord/task.hpp"
 #include "fjord/when_all.hpp"
 #include "fjord/yield.hpp"
+#include "support/run_together.hpp"
 
 namespace {
 
@@ -53,15 +54,7 @@ TEST(async_semaphore, bounds_concurrency_under_contention) {
     }
     done.fetch_add(1);
   };
-  auto body = [&]() -> fjord::task<void> {
-    co_await p.schedule();
-    std::vector<fjord::task<void>> tasks;
-    for (int i = 0; i < 2000; ++i) {
-      tasks.push_back(worker());
-    }
-    co_await fjord::when_all(std::move(tasks));
-  };
-  fjord::sync_wait(body());
+  fjord_test::run_together(p, fjord_test::many(2000, [&](int /*i*/) { return worker(); }));
   EXPECT_EQ(done.load(), 2000);
   EXPECT_LE(most.load(), 3);
   EXPECT_EQ(s.available(), 3);

@@ -12,6 +12,7 @@
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
 #include "fjord/when_all.hpp"
+#include "support/run_together.hpp"
 
 namespace {
 
@@ -61,15 +62,8 @@ TEST(sleep, wakes_in_deadline_order_without_a_thread_per_timer) {
     std::lock_guard lock(m);
     order.push_back(ms);
   };
-  auto body = [&]() -> fjord::task<void> {
-    co_await p.schedule();
-    std::vector<fjord::task<void>> tasks;
-    for (int ms : {40, 10, 30, 20}) {
-      tasks.push_back(sleeper(ms));
-    }
-    co_await fjord::when_all(std::move(tasks));
-  };
-  fjord::sync_wait(body());
+  const int ms[] = {40, 10, 30, 20};
+  fjord_test::run_together(p, fjord_test::many(4, [&](int i) { return sleeper(ms[i]); }));
   EXPECT_EQ(order, (std::vector<int>{10, 20, 30, 40}));
 }
 
@@ -147,15 +141,7 @@ TEST(sleep, thousands_of_sleepers) {
     co_await fjord::sleep_for(std::chrono::microseconds(i % 1000));
     woke.fetch_add(1);
   };
-  auto body = [&]() -> fjord::task<void> {
-    co_await p.schedule();
-    std::vector<fjord::task<void>> tasks;
-    for (int i = 0; i < 5000; ++i) {
-      tasks.push_back(one(i));
-    }
-    co_await fjord::when_all(std::move(tasks));
-  };
-  fjord::sync_wait(body());
+  fjord_test::run_together(p, fjord_test::many(5000, [&](int i) { return one(i); }));
   EXPECT_EQ(woke.load(), 5000);
 }
 

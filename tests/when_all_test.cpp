@@ -13,6 +13,7 @@
 #include "fjord/sleep.hpp"
 #include "fjord/sync_wait.hpp"
 #include "support/lifetime_probe.hpp"
+#include "support/run_together.hpp"
 
 namespace {
 
@@ -104,15 +105,7 @@ TEST(when_all, children_run_in_parallel_on_the_pool) {
     std::this_thread::sleep_for(2ms);  // long enough for the other worker to steal
     co_return;
   };
-  auto body = [&]() -> fjord::task<void> {
-    co_await p.schedule();
-    std::vector<fjord::task<void>> tasks;
-    for (int i = 0; i < 32; ++i) {
-      tasks.push_back(child());
-    }
-    co_await fjord::when_all(std::move(tasks));
-  };
-  fjord::sync_wait(body());
+  fjord_test::run_together(p, fjord_test::many(32, [&](int /*i*/) { return child(); }));
   EXPECT_EQ(threads.size(), 2u);
   EXPECT_GT(p.stats().total().steals, 0u);
 }

@@ -2,8 +2,10 @@
 
 #include <pthread.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -17,6 +19,8 @@ namespace {
 
 constexpr std::size_t max_workers = 4096;
 constexpr std::size_t max_shards = 16;
+
+std::atomic<std::uint64_t> next_pool_id{1};
 
 std::size_t next_power_of_two(std::size_t n) {
   std::size_t p = 1;
@@ -55,7 +59,9 @@ void name_thread(std::thread& t, const std::string& base, std::size_t index) {
 }  // namespace
 
 pool_core::pool_core(const pool_options& options)
-    : spin_budget_(options.spin_budget), unhandled_handler_(options.unhandled_exception_handler) {
+    : spin_budget_(options.spin_budget),
+      unhandled_handler_(options.unhandled_exception_handler),
+      id_(next_pool_id.fetch_add(1, std::memory_order_relaxed)) {
   validate(options);
   init_asymmetric_fences();
   const std::size_t n = options.workers.value_or(available_cpus());
@@ -65,7 +71,10 @@ pool_core::pool_core(const pool_options& options)
                                                 options.deque_capacity, census_, thief_mask));
   }
   const std::size_t shards = next_power_of_two(std::min(n, max_shards));
-  shards_ = std::make_unique<shard[]>(shards);
+  shards_.reserve(shards);
+  for (std::size_t i = 0; i < shards; ++i) {
+    shards_.push_back(std::make_unique<shard>());
+  }
   shard_mask_ = shards - 1;
   idle_.reserve(n);
   threads_.reserve(n);
@@ -92,9 +101,19 @@ pool_core::~pool_core() {
   }
   stopping_.store(true, std::memory_order_seq_cst);
   // Submitters that passed their stopping_ check before we set it finish
-  // their push; later ones see stopping_ and throw.
-  for (std::size_t i = 0; i <= shard_mask_; ++i) {
-    while (shards_[i].submitters.load(std::memory_order_seq_cst) != 0) {
+  // their push; later ones see stopping_ and throw. For lanes the heavy
+  // fence pairs with the light fence in begin_lane_submission: a lane
+  // owner either sees stopping_ or is seen busy here (and its lane, since
+  // lane_count_ was stored before busy_).
+  heavy_fence();
+  for (std::size_t i = 0; i < lane_count_.load(std::memory_order_acquire); ++i) {
+    const submission_lane* lane = lanes_[i].load(std::memory_order_acquire);
+    while (lane->busy()) {
+      std::this_thread::yield();
+    }
+  }
+  for (const auto& s : shards_) {
+    while (s->submitters.load(std::memory_order_seq_cst) != 0) {
       std::this_thread::yield();
     }
   }
@@ -104,6 +123,11 @@ pool_core::~pool_core() {
   for (auto& t : threads_) {
     t.join();
   }
+  // Every job has run: the rings can go, even where a thread still holds
+  // its lane.
+  for (const auto& lane : lane_owners_) {
+    lane->free_rings();
+  }
 }
 
 std::size_t pool_core::shard_for_this_thread() const noexcept {
@@ -112,25 +136,106 @@ std::size_t pool_core::shard_for_this_thread() const noexcept {
   return mine & shard_mask_;
 }
 
+void pool_core::throw_shutdown() {
+  throw shutdown_error("fjord::pool: cannot submit work, the pool is shutting down");
+}
+
+namespace {
+
+// Trivially destructible, so still readable after `lane_cache` below was
+// destroyed at thread exit (a late submission from another thread_local's
+// destructor then takes the linked queue).
+thread_local bool lane_cache_gone = false;
+
+// The lanes this thread owns, by pool id; a few pools at a time.
+struct lane_cache {
+  struct entry {
+    std::uint64_t pool_id = 0;
+    std::shared_ptr<submission_lane> lane;  // null: the pool had none to spare
+  };
+  std::array<entry, 4> entries;
+  std::size_t next_victim = 0;
+
+  lane_cache() = default;
+  lane_cache(const lane_cache&) = delete;
+  lane_cache& operator=(const lane_cache&) = delete;
+  ~lane_cache() {
+    for (auto& e : entries) {
+      if (e.lane) {
+        e.lane->disown();
+      }
+    }
+    lane_cache_gone = true;
+  }
+};
+
+thread_local lane_cache lanes_of_this_thread;
+
+}  // namespace
+
+submission_lane* pool_core::lane_for_this_thread() {
+  if (lane_cache_gone) {
+    return nullptr;
+  }
+  lane_cache& cache = lanes_of_this_thread;
+  for (const auto& e : cache.entries) {
+    if (e.pool_id == id_) {
+      return e.lane.get();
+    }
+  }
+  std::shared_ptr<submission_lane> lane;
+  try {
+    std::lock_guard lock(lanes_mutex_);
+    for (const auto& l : lane_owners_) {
+      if (l->try_adopt()) {
+        lane = l;
+        break;
+      }
+    }
+    if (!lane && lane_owners_.size() < max_lanes) {
+      lane = std::make_shared<submission_lane>();
+      lane_owners_.push_back(lane);
+      // release: consumers that read the count see the lane.
+      lanes_[lane_owners_.size() - 1].store(lane.get(), std::memory_order_release);
+      lane_count_.store(lane_owners_.size(), std::memory_order_release);
+    }
+  } catch (const std::bad_alloc&) {
+    return nullptr;  // the linked queue still works
+  }
+  auto& victim = cache.entries[cache.next_victim++ % cache.entries.size()];
+  if (victim.lane) {
+    victim.lane->disown();
+  }
+  victim.pool_id = id_;
+  victim.lane = lane;
+  return lane.get();
+}
+
 void pool_core::inject(job* first, job* last) {
   worker* w = current_worker;
   const bool own = (w != nullptr && w->pool == this);
-  shard& s = shards_[own ? (w->index & shard_mask_) : shard_for_this_thread()];
+  if (!own && first == last) {
+    // One job from outside: by pointer through the thread's lane.
+    if (submission_lane* lane = lane_for_this_thread()) {
+      if (injection_ring::slot* slot = begin_lane_submission(*lane)) {
+        injection_ring::store_pointer(slot, first);
+        lane->publish(slot, injection_ring::run_pointer_fn());
+        end_lane_submission(*lane);
+        return;
+      }
+    }
+  }
+  shard& s = *shards_[own ? (w->index & shard_mask_) : shard_for_this_thread()];
   if (!own) {
     // seq_cst pairs with the destructor: either we see stopping_ or it sees us.
     s.submitters.fetch_add(1, std::memory_order_seq_cst);
     if (stopping_.load(std::memory_order_seq_cst)) {
       s.submitters.fetch_sub(1, std::memory_order_release);
-      throw shutdown_error("fjord::pool: cannot submit work, the pool is shutting down");
+      throw_shutdown();
     }
   }
   s.queue.push_chain(first, last);
-  // seq_cst pairs with the searchers' and sleepers' seq_cst census updates
-  // and queue loads: a Dekker in the single total order, free on x86.
-  const std::uint64_t c = census_.load(std::memory_order_seq_cst);
-  if ((c & searcher_mask) == 0 && (c >> 32) != 0) {
-    wake_one_sleeper();
-  }
+  notify_injected();
   if (!own) {
     s.submitters.fetch_sub(1, std::memory_order_release);
   }

@@ -1,7 +1,9 @@
 // The worker side of the scheduler: the main loop, searching for work,
 // sleeping and waking. docs/scheduler.md argues why no wake-up is lost.
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 #include <utility>
 
 #include "fjord/detail/pool_core.hpp"
@@ -103,47 +105,74 @@ void pool_core::wait(completion_latch& latch) noexcept {
   latch.reset_waiter();
 }
 
-job* pool_core::take_injected(worker& w) noexcept {
-  const std::size_t shards = shard_mask_ + 1;
-  for (std::size_t k = 0; k < shards; ++k) {
-    shard& s = shards_[(w.index + k) & shard_mask_];
-    if (!s.queue.maybe_nonempty() || !s.queue.try_lock_consumer()) {
+std::size_t pool_core::take_from_lanes(worker& w, job** batch) noexcept {
+  const std::size_t count = lane_count_.load(std::memory_order_acquire);
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::size_t i = (w.lane_cursor + k) % count;
+    submission_lane* lane = lanes_[i].load(std::memory_order_acquire);
+    if (!lane->head_published()) {
       continue;
     }
-    job* batch[injection_batch];
-    std::size_t n = 0;
-    while (n < injection_batch) {
-      job* j = s.queue.pop();
-      if (j == nullptr) {
-        break;
-      }
-      batch[n++] = j;
+    // A shallow lane is split between the workers directly instead of
+    // through steals (each steal episode costs the thief a heavy fence).
+    if (const std::size_t n = lane->take(batch, injection_batch, workers_.size()); n != 0) {
+      w.lane_cursor = i + 1;  // the next lane goes first next time
+      return n;
     }
-    s.queue.unlock_consumer();
-    if (n == 0) {
-      continue;
-    }
-    w.counters.injected_taken.add(n);
-    // Oldest first: push the rest newest-first so pop() returns them in order.
-    bool pushed = false;
-    for (std::size_t i = n; i-- > 1;) {
-      if (!w.deque.push(batch[i])) {
-        // Deque full (deep recursion in progress): hand the rest back.
-        batch[i]->next().store(nullptr, std::memory_order_relaxed);
-        for (std::size_t k2 = i; k2-- > 1;) {
-          batch[k2]->next().store(batch[k2 + 1], std::memory_order_relaxed);
-        }
-        s.queue.push_chain(batch[1], batch[i]);
-        break;
-      }
-      pushed = true;
-    }
-    if (pushed) {
-      notify_local_push();
-    }
-    return batch[0];
   }
-  return nullptr;
+  return 0;
+}
+
+std::size_t pool_core::take_from_queue(shard& s, job** batch) noexcept {
+  if (!s.queue.maybe_nonempty() || !s.queue.try_lock_consumer()) {
+    return 0;
+  }
+  std::size_t n = 0;
+  while (n < injection_batch) {
+    job* j = s.queue.pop();
+    if (j == nullptr) {
+      break;
+    }
+    batch[n++] = j;
+  }
+  s.queue.unlock_consumer();
+  return n;
+}
+
+job* pool_core::take_injected(worker& w) noexcept {
+  job* batch[injection_batch];
+  // Lanes and linked queues take turns, so neither can starve the other
+  // while producers keep it busy.
+  w.lanes_first = !w.lanes_first;
+  std::size_t n = w.lanes_first ? take_from_lanes(w, batch) : 0;
+  for (std::size_t k = 0; n == 0 && k <= shard_mask_; ++k) {
+    n = take_from_queue(*shards_[(w.index + k) & shard_mask_], batch);
+  }
+  if (n == 0 && !w.lanes_first) {
+    n = take_from_lanes(w, batch);
+  }
+  if (n == 0) {
+    return nullptr;
+  }
+  w.counters.injected_taken.add(n);
+  // Oldest first: push the rest newest-first so pop() returns them in order.
+  bool pushed = false;
+  for (std::size_t i = n; i-- > 1;) {
+    if (!w.deque.push(batch[i])) {
+      // Deque full (deep recursion in progress): hand the rest back.
+      batch[i]->next().store(nullptr, std::memory_order_relaxed);
+      for (std::size_t k = i; k-- > 1;) {
+        batch[k]->next().store(batch[k + 1], std::memory_order_relaxed);
+      }
+      shards_[w.index & shard_mask_]->queue.push_chain(batch[1], batch[i]);
+      break;
+    }
+    pushed = true;
+  }
+  if (pushed) {
+    notify_local_push();
+  }
+  return batch[0];
 }
 
 job* pool_core::steal_round(worker& w) noexcept {
@@ -260,8 +289,14 @@ job* pool_core::search(worker& w, const completion_latch* until, deadline_t dead
 }
 
 bool pool_core::any_work_visible() const noexcept {
-  for (std::size_t i = 0; i <= shard_mask_; ++i) {
-    if (shards_[i].queue.maybe_nonempty()) {
+  for (const auto& s : shards_) {
+    if (s->queue.maybe_nonempty()) {
+      return true;
+    }
+  }
+  const std::size_t lanes = lane_count_.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < lanes; ++i) {
+    if (lanes_[i].load(std::memory_order_acquire)->maybe_nonempty()) {
       return true;
     }
   }

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -233,6 +235,110 @@ TEST(pool, pools_created_and_destroyed_in_a_loop) {
     }
   }
   SUCCEED();
+}
+
+// More outside threads than a pool has submission lanes, all posting at
+// once, small callables and large ones: every job runs exactly once, whether
+// it went through a lane or the linked queue.
+TEST(pool, posts_from_more_threads_than_lanes_run_once) {
+  constexpr int threads = 80;
+  constexpr int per_thread = 2000;
+  std::vector<std::atomic<int>> runs(threads * per_thread);
+  {
+    fjord::pool p(fjord::pool_options{.workers = 2});
+    std::vector<std::thread> posters;
+    for (int t = 0; t < threads; ++t) {
+      posters.emplace_back([&, t] {
+        for (int i = 0; i < per_thread; ++i) {
+          const int k = t * per_thread + i;
+          if (i % 4 == 0) {
+            // Too big for a lane slot: a heap job, by pointer.
+            std::array<char, 64> pad{};
+            p.post([&runs, k, pad] { runs[k].fetch_add(1 + pad[0]); });
+          } else if (i % 4 == 1) {
+            p.submit([&runs, k] { runs[k].fetch_add(1); }).get();
+          } else {
+            p.post([&runs, k] { runs[k].fetch_add(1); });
+          }
+        }
+      });
+    }
+    for (auto& t : posters) {
+      t.join();
+    }
+    EXPECT_LE(p.core().lane_count(), std::size_t{64});
+  }
+  for (auto& r : runs) {
+    ASSERT_EQ(r.load(), 1);
+  }
+}
+
+// Threads that finish leave their lanes to later threads.
+TEST(pool, lanes_of_finished_threads_are_reused) {
+  std::atomic<int> ran{0};
+  {
+    fjord::pool p(fjord::pool_options{.workers = 2});
+    for (int round = 0; round < 100; ++round) {
+      std::thread t([&] {
+        for (int i = 0; i < 50; ++i) {
+          p.post([&] { ran.fetch_add(1); });
+        }
+      });
+      t.join();
+    }
+    EXPECT_EQ(p.core().lane_count(), 1u);
+  }
+  EXPECT_EQ(ran.load(), 100 * 50);
+}
+
+// One thread feeding more pools than its lane cache holds, round robin.
+TEST(pool, one_thread_posting_to_many_pools) {
+  constexpr int pools = 6;
+  constexpr int posts = 30000;
+  std::vector<std::atomic<int>> ran(pools);
+  {
+    std::vector<std::unique_ptr<fjord::pool>> ps;
+    for (int i = 0; i < pools; ++i) {
+      ps.push_back(std::make_unique<fjord::pool>(fjord::pool_options{.workers = 1}));
+    }
+    for (int i = 0; i < posts; ++i) {
+      const int k = i % pools;
+      ps[static_cast<std::size_t>(k)]->post(
+          [&ran, k] { ran[static_cast<std::size_t>(k)].fetch_add(1); });
+    }
+  }
+  for (auto& r : ran) {
+    EXPECT_EQ(r.load(), posts / pools);
+  }
+}
+
+// A callable whose copy throws: the poster gets the exception, the slot it
+// had taken is skipped, and later posts run.
+TEST(pool, a_callable_whose_copy_throws_leaves_the_pool_usable) {
+  struct throwing_copy {
+    std::atomic<int>* ran;
+    bool armed;
+    throwing_copy(std::atomic<int>* r, bool a) : ran(r), armed(a) {}
+    throwing_copy(const throwing_copy& o) : ran(o.ran), armed(o.armed) {
+      if (armed) {
+        throw std::runtime_error("copy failed");
+      }
+    }
+    throwing_copy& operator=(const throwing_copy&) = delete;
+    ~throwing_copy() = default;
+    void operator()() const { ran->fetch_add(1); }
+  };
+  std::atomic<int> ran{0};
+  {
+    fjord::pool p(fjord::pool_options{.workers = 2});
+    const throwing_copy bad(&ran, true);
+    const throwing_copy good(&ran, false);
+    for (int i = 0; i < 1000; ++i) {
+      EXPECT_THROW(p.post(bad), std::runtime_error);
+      p.post(good);
+    }
+  }
+  EXPECT_EQ(ran.load(), 1000);
 }
 
 TEST(pool, thread_names) {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <new>
 #include <ranges>
 #include <type_traits>
 #include <utility>
@@ -45,6 +46,22 @@ struct posted_job final : job {
   F fn;
   pool_core* pool;
 };
+
+// A fire-and-forget job built in a slot of a submission lane: runs and is
+// destroyed in place, then frees the slot. Slots run only on workers of the
+// pool they were posted to.
+template <class F>
+void run_in_slot(job* j) noexcept {
+  auto* s = static_cast<injection_ring::slot*>(j);
+  F* fn = std::launder(reinterpret_cast<F*>(s->storage));
+  try {
+    std::invoke(*fn);
+  } catch (...) {
+    current_worker->pool->report_unhandled(std::current_exception());
+  }
+  fn->~F();
+  s->release();
+}
 
 template <class F, class T>
 struct submitted_job final : future_state<T> {
@@ -102,7 +119,29 @@ class pool {
   // unhandled_exception_handler.
   template <detail::storable_callable F>
   void post(F&& f) {
-    using job_t = detail::posted_job<std::decay_t<F>>;
+    using fn_t = std::decay_t<F>;
+    if constexpr (detail::injection_ring::fits_inline<fn_t>) {
+      // From outside the pool a small callable is built in a slot of the
+      // thread's own lane: plain stores, no allocation. (A worker's own
+      // deque is cheaper still.)
+      if (!owns_current_thread()) {
+        if (detail::submission_lane* lane = core_->lane_for_this_thread()) {
+          if (detail::injection_ring::slot* s = core_->begin_lane_submission(*lane)) {
+            try {
+              ::new (static_cast<void*>(s->storage)) fn_t(std::forward<F>(f));
+            } catch (...) {
+              lane->publish(s, detail::injection_ring::run_nothing_fn());
+              core_->end_lane_submission(*lane);
+              throw;
+            }
+            lane->publish(s, &detail::run_in_slot<fn_t>);
+            core_->end_lane_submission(*lane);
+            return;
+          }
+        }
+      }
+    }
+    using job_t = detail::posted_job<fn_t>;
     auto* j = detail::construct_job<job_t>(core_->allocate_job(sizeof(job_t), alignof(job_t)),
                                            std::forward<F>(f), core_.get());
     try {

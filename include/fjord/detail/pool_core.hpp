@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -18,6 +19,7 @@
 #include "fjord/detail/job.hpp"
 #include "fjord/detail/job_heap.hpp"
 #include "fjord/detail/job_recycler.hpp"
+#include "fjord/detail/submission_lane.hpp"
 #include "fjord/detail/worker.hpp"
 #include "fjord/pool_options.hpp"
 #include "fjord/pool_stats.hpp"
@@ -75,6 +77,68 @@ class pool_core {
   // caller is one of this pool's workers (a draining job may still fork).
   void inject(job* first, job* last);
 
+  // A thread that is not one of our workers: its own lane into this pool,
+  // made or adopted on first use, or nullptr when the pool has max_lanes
+  // lanes in use by other threads (the caller then uses inject()).
+  submission_lane* lane_for_this_thread();
+
+  // Owner of lane: a slot to build one job in, or nullptr when the lane is
+  // full (use inject()). Throws fjord::shutdown_error once the pool is being
+  // destroyed. After filling and publishing the slot, call
+  // end_lane_submission().
+  injection_ring::slot* begin_lane_submission(submission_lane& lane) {
+    lane.begin();
+    // Pairs with the destructor's heavy fence: either we see stopping_, or
+    // it sees the lane busy and waits for our publication.
+    light_fence();
+    if (stopping_.load(std::memory_order_relaxed)) [[unlikely]] {
+      lane.end();
+      throw_shutdown();
+    }
+    injection_ring::slot* s = lane.next_free_slot();
+    if (s == nullptr) [[unlikely]] {
+      lane.end();
+    }
+    return s;
+  }
+  void end_lane_submission(submission_lane& lane) noexcept {
+    // Against sleepers the light fence is enough: a worker going to sleep
+    // registers with a heavy fence (docs/scheduler.md, "Push and sleep").
+    // Against a searcher it is not: a searcher that leaves as the last one
+    // looks for work with no heavy fence. So when we would rely on a
+    // searcher (one searches, one sleeps), a full fence and a second look
+    // make that exact ("Leaving the search"). Everything happens while the
+    // lane is still busy: the destructor may free the pool once it is not.
+    light_fence();
+    std::uint64_t c = census_.load(std::memory_order_relaxed);
+    if ((c >> 32) != 0) [[unlikely]] {
+      if ((c & searcher_mask) != 0) {
+        full_fence();
+        c = census_.load(std::memory_order_relaxed);
+      }
+      if ((c & searcher_mask) == 0 && (c >> 32) != 0) {
+        wake_one_sleeper();
+      }
+    }
+    lane.end();
+  }
+
+  [[noreturn]] static void throw_shutdown();
+
+ private:
+  // After work was pushed on the linked queue: wake a sleeper if there is
+  // one and nobody is searching. seq_cst: the producer's half of the Dekker
+  // handshake with sleepers and leaving searchers, whose census updates are
+  // seq_cst RMWs followed by seq_cst loads of the queues (docs/scheduler.md,
+  // "Leaving the search").
+  void notify_injected() noexcept {
+    const std::uint64_t c = census_.load(std::memory_order_seq_cst);
+    if ((c & searcher_mask) == 0 && (c >> 32) != 0) [[unlikely]] {
+      wake_one_sleeper();
+    }
+  }
+
+ public:
   using deadline_t = std::chrono::steady_clock::time_point;
 
   // A worker of this pool waits for latch, running other jobs meanwhile;
@@ -115,10 +179,16 @@ class pool_core {
 
   std::int64_t live_heap_blocks() const noexcept;
 
+  // Submission lanes made so far (for tests: lanes of finished threads are
+  // reused, so this stays at the peak number of threads submitting at once).
+  std::size_t lane_count() const noexcept { return lane_count_.load(std::memory_order_acquire); }
+
   // The public object owning this core (set once by fjord::pool).
   void* public_pool = nullptr;
 
  private:
+  // Foreign work that no lane takes (chains from post_bulk, threads without
+  // a lane, full lanes) enters through a linked queue.
   struct alignas(false_sharing_range) shard {
     injection_queue queue;
     alignas(false_sharing_range) std::atomic<std::uint32_t> submitters{0};
@@ -133,6 +203,8 @@ class pool_core {
   // queues first), else a search; nullptr when the search gave up.
   job* next_job(worker& w, const completion_latch* until, deadline_t deadline) noexcept;
   job* take_injected(worker& w) noexcept;
+  std::size_t take_from_lanes(worker& w, job** batch) noexcept;
+  static std::size_t take_from_queue(shard& s, job** batch) noexcept;
   job* steal_round(worker& w) noexcept;
   job* search(worker& w, const completion_latch* until, deadline_t deadline) noexcept;
   void become_searcher(worker& w) noexcept;
@@ -156,10 +228,20 @@ class pool_core {
 
   std::vector<std::unique_ptr<worker>> workers_;
   job_recycler recycler_;  // destroyed after the workers' threads are joined
-  std::unique_ptr<shard[]> shards_;
+  std::vector<std::unique_ptr<shard>> shards_;
+
   std::size_t shard_mask_ = 0;
   std::chrono::nanoseconds spin_budget_;
   std::function<void(std::exception_ptr)> unhandled_handler_;
+
+  // Lanes of foreign threads. The array only grows while the pool lives; a
+  // lane whose thread left is adopted by the next thread that needs one.
+  static constexpr std::size_t max_lanes = 64;
+  const std::uint64_t id_;  // never reused: names this pool in thread caches
+  std::mutex lanes_mutex_;
+  std::vector<std::shared_ptr<submission_lane>> lane_owners_;  // guarded
+  std::array<std::atomic<submission_lane*>, max_lanes> lanes_{};
+  std::atomic<std::size_t> lane_count_{0};
 
   std::mutex idle_mutex_;
   std::vector<worker*> idle_;       // parked workers, most recent last

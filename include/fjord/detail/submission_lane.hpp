@@ -1,0 +1,93 @@
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+
+#include "fjord/detail/config.hpp"
+#include "fjord/detail/injection_ring.hpp"
+#include "fjord/detail/job.hpp"
+
+namespace fjord::detail {
+
+// One thread's private path into one pool: a chain of single-producer
+// injection_rings, each twice the size of the one before. The thread that
+// owns the lane is its only producer, so a submission is plain stores: no
+// read-modify-write, no lock, no allocation for a small callable. When the
+// newest ring is full the owner links a bigger successor and moves on;
+// consumers take from the oldest ring that still holds work and move past a
+// ring once it has a successor and nothing left to take. Beyond
+// max_capacity the owner reports full and the pool's linked queue takes the
+// job instead, so a backlog never blocks a producer.
+//
+// Retired rings stay allocated until free_rings(): a consumer may still be
+// reading one. Their sizes form a geometric series, so a lane holds less
+// than twice its largest ring.
+//
+// Ownership moves between threads only through disown() (release) and
+// try_adopt() (acquire), so an adopter sees the previous owner's state.
+class submission_lane {
+ public:
+  static constexpr std::size_t initial_capacity = 256;  // 16 KiB
+  static constexpr std::size_t max_capacity = 65536;    // 4 MiB
+
+  submission_lane();
+  ~submission_lane();
+  submission_lane(const submission_lane&) = delete;
+  submission_lane& operator=(const submission_lane&) = delete;
+
+  // Owner only: marks a submission in progress. The pool's destructor waits
+  // for busy() to clear (see pool_core::begin_lane_submission).
+  void begin() noexcept { busy_.store(true, std::memory_order_relaxed); }
+  // Owner only, after begin(): a slot to build the job in, or nullptr when
+  // the lane is full.
+  injection_ring::slot* next_free_slot() noexcept {
+    if (injection_ring::slot* s = newest_->next_free_slot()) [[likely]] {
+      return s;
+    }
+    return grow();
+  }
+  // Owner only: publishes the slot next_free_slot() returned.
+  void publish(injection_ring::slot* s, job::execute_fn fn) noexcept { newest_->publish(s, fn); }
+  // Owner only. release: the destructor that sees busy() clear sees the
+  // publication.
+  void end() noexcept { busy_.store(false, std::memory_order_release); }
+
+  bool busy() const noexcept { return busy_.load(std::memory_order_acquire); }
+
+  // Any thread: like injection_ring::take, from the oldest ring with work.
+  std::size_t take(job** out, std::size_t max, std::size_t share) noexcept;
+
+  // Consumers' cheap poll.
+  bool head_published() const noexcept {
+    const injection_ring* r = head_.load(std::memory_order_acquire);
+    return r->head_published() || r->successor.load(std::memory_order_relaxed) != nullptr;
+  }
+
+  // Racy hint; exact against a publication that the caller's fences order
+  // before it (every ring from head_ on is checked).
+  bool maybe_nonempty() const noexcept;
+
+  // Ownership.
+  bool try_adopt() noexcept {
+    bool expected = true;
+    return orphaned_.compare_exchange_strong(expected, false, std::memory_order_acquire,
+                                             std::memory_order_relaxed);
+  }
+  void disown() noexcept { orphaned_.store(true, std::memory_order_release); }
+
+  // The pool's destructor, once every job has run: the rings go, the lane
+  // object stays for a thread that may still hold it (it only disowns it).
+  void free_rings() noexcept;
+
+ private:
+  injection_ring::slot* grow() noexcept;
+
+  std::unique_ptr<injection_ring> oldest_;
+  injection_ring* newest_;                                      // owner only
+  alignas(false_sharing_range) std::atomic<bool> busy_{false};  // owner writes
+  std::atomic<bool> orphaned_{false};
+  alignas(false_sharing_range) std::atomic<injection_ring*> head_;  // consumers
+};
+
+}  // namespace fjord::detail

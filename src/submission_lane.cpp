@@ -1,0 +1,91 @@
+#include "fjord/detail/submission_lane.hpp"
+
+#include <new>
+#include <thread>
+
+namespace fjord::detail {
+
+submission_lane::submission_lane()
+    : oldest_(std::make_unique<injection_ring>(initial_capacity)),
+      newest_(oldest_.get()),
+      head_(oldest_.get()) {}
+
+submission_lane::~submission_lane() {
+  free_rings();
+}
+
+void submission_lane::free_rings() noexcept {
+  if (!oldest_) {
+    return;
+  }
+  injection_ring* r = oldest_->successor.load(std::memory_order_relaxed);
+  oldest_.reset();
+  while (r != nullptr) {
+    injection_ring* next = r->successor.load(std::memory_order_relaxed);
+    delete r;
+    r = next;
+  }
+  newest_ = nullptr;
+  head_.store(nullptr, std::memory_order_relaxed);
+}
+
+injection_ring::slot* submission_lane::grow() noexcept {
+  if (newest_->capacity() >= max_capacity) {
+    // max_capacity jobs are waiting: the workers are far behind. Give them
+    // this core for a moment (they may be sharing it) before the caller
+    // falls back to the linked queue. Never more than that: a producer that
+    // waited for room could deadlock with jobs that wait for the producer.
+    std::this_thread::yield();
+    return newest_->next_free_slot();
+  }
+  injection_ring* bigger = nullptr;
+  try {
+    bigger = new injection_ring(newest_->capacity() * 2);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+  // release: everything published in the old ring is visible to a consumer
+  // that sees the successor, so "successor set and nothing to take" means
+  // the old ring is done for good.
+  newest_->successor.store(bigger, std::memory_order_release);
+  newest_ = bigger;
+  return bigger->next_free_slot();
+}
+
+std::size_t submission_lane::take(job** out, std::size_t max, std::size_t share) noexcept {
+  injection_ring* r = head_.load(std::memory_order_acquire);
+  while (true) {
+    if (const std::size_t n = r->take(out, max, share); n != 0) {
+      return n;
+    }
+    injection_ring* next = r->successor.load(std::memory_order_acquire);
+    if (next == nullptr) {
+      return 0;
+    }
+    // r's producer moved on after its last publication there, and the
+    // acquire above makes them all visible: look once more (the first look
+    // may have come before the last publication), then move head_ past r.
+    // A failed CAS means another consumer already did; follow it.
+    if (const std::size_t n = r->take(out, max, share); n != 0) {
+      return n;
+    }
+    if (head_.compare_exchange_strong(r, next, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+      r = next;
+    }
+  }
+}
+
+bool submission_lane::maybe_nonempty() const noexcept {
+  // seq_cst: see injection_ring::maybe_nonempty; a ring installed after
+  // this traversal passed holds only publications that came later still.
+  for (const injection_ring* r = head_.load(std::memory_order_seq_cst); r != nullptr;
+       r = r->successor.load(std::memory_order_seq_cst)) {
+    if (r->maybe_nonempty()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace fjord::detail

@@ -125,6 +125,9 @@ pool_core::~pool_core() {
   }
   // Every job has run: the rings can go, even where a thread still holds
   // its lane.
+  // (Under the mutex: a submission refused at shutdown may still have made
+  // a lane.)
+  std::lock_guard lock(lanes_mutex_);
   for (const auto& lane : lane_owners_) {
     lane->free_rings();
   }
@@ -195,9 +198,10 @@ submission_lane* pool_core::lane_for_this_thread() {
     if (!lane && lane_owners_.size() < max_lanes) {
       lane = std::make_shared<submission_lane>();
       lane_owners_.push_back(lane);
-      // release: consumers that read the count see the lane.
+      // Consumers that read the count see the lane (release); seq_cst puts
+      // the new count in the handshakes any_work_visible() takes part in.
       lanes_[lane_owners_.size() - 1].store(lane.get(), std::memory_order_release);
-      lane_count_.store(lane_owners_.size(), std::memory_order_release);
+      lane_count_.store(lane_owners_.size(), std::memory_order_seq_cst);
     }
   } catch (const std::bad_alloc&) {
     return nullptr;  // the linked queue still works
@@ -225,6 +229,12 @@ void pool_core::inject(job* first, job* last) {
       }
     }
   }
+  push_to_queue(first, last);
+}
+
+void pool_core::push_to_queue(job* first, job* last) {
+  worker* w = current_worker;
+  const bool own = (w != nullptr && w->pool == this);
   shard& s = *shards_[own ? (w->index & shard_mask_) : shard_for_this_thread()];
   if (!own) {
     // seq_cst pairs with the destructor: either we see stopping_ or it sees us.

@@ -31,12 +31,17 @@ void submission_lane::free_rings() noexcept {
 
 injection_ring::slot* submission_lane::grow() noexcept {
   if (newest_->capacity() >= max_capacity) {
-    // max_capacity jobs are waiting: the workers are far behind. Give them
-    // this core for a moment (they may be sharing it) before the caller
-    // falls back to the linked queue. Never more than that: a producer that
-    // waited for room could deadlock with jobs that wait for the producer.
-    std::this_thread::yield();
-    return newest_->next_free_slot();
+    // At the cap. If the ring is backed up, the workers are far behind: give
+    // them this core for a moment (they may be sharing it) and look once
+    // more. Never more than that: a producer that waited for room could
+    // deadlock with jobs that wait for the producer. If instead the next
+    // slot is held by one long-running job, yielding would not help: the
+    // caller falls back to the linked queue until that job ends.
+    if (newest_->backlog() >= newest_->capacity() / 2) {
+      std::this_thread::yield();
+      return newest_->next_free_slot();
+    }
+    return nullptr;
   }
   injection_ring* bigger = nullptr;
   try {
@@ -45,8 +50,7 @@ injection_ring::slot* submission_lane::grow() noexcept {
     return nullptr;
   }
   // release: everything published in the old ring is visible to a consumer
-  // that sees the successor, so "successor set and nothing to take" means
-  // the old ring is done for good.
+  // that sees the successor.
   newest_->successor.store(bigger, std::memory_order_release);
   newest_ = bigger;
   return bigger->next_free_slot();
@@ -63,12 +67,13 @@ std::size_t submission_lane::take(job** out, std::size_t max, std::size_t share)
       return 0;
     }
     // r's producer moved on after its last publication there, and the
-    // acquire above makes them all visible: look once more (the first look
-    // may have come before the last publication), then move head_ past r.
-    // A failed CAS means another consumer already did; follow it.
-    if (const std::size_t n = r->take(out, max, share); n != 0) {
-      return n;
+    // acquire above makes them all visible. Move head_ past r only once every
+    // one of them was taken; until then, take what is left (the first look
+    // may have come before the last publication, or raced another consumer).
+    if (!r->all_taken()) {
+      continue;
     }
+    // A failed CAS means another consumer moved head_ already; follow it.
     if (head_.compare_exchange_strong(r, next, std::memory_order_acq_rel,
                                       std::memory_order_acquire)) {
       r = next;

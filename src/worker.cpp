@@ -294,7 +294,8 @@ bool pool_core::any_work_visible() const noexcept {
       return true;
     }
   }
-  const std::size_t lanes = lane_count_.load(std::memory_order_acquire);
+  // seq_cst: a lane made just now is part of the same Dekker handshakes.
+  const std::size_t lanes = lane_count_.load(std::memory_order_seq_cst);
   for (std::size_t i = 0; i < lanes; ++i) {
     if (lanes_[i].load(std::memory_order_acquire)->maybe_nonempty()) {
       return true;

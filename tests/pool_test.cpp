@@ -341,6 +341,33 @@ TEST(pool, a_callable_whose_copy_throws_leaves_the_pool_usable) {
   EXPECT_EQ(ran.load(), 1000);
 }
 
+// A callable whose copy posts to the same pool: the nested post must not
+// take the slot the outer one is filling.
+TEST(pool, posting_from_a_callables_copy_constructor) {
+  struct posts_when_copied {
+    fjord::pool* p;
+    std::atomic<int>* ran;
+    posts_when_copied(fjord::pool* pool, std::atomic<int>* r) : p(pool), ran(r) {}
+    posts_when_copied(const posts_when_copied& o) : p(o.p), ran(o.ran) {
+      std::atomic<int>* r = ran;
+      p->post([r] { r->fetch_add(100); });
+      p->submit([r] { r->fetch_add(10000); }).wait();
+    }
+    posts_when_copied& operator=(const posts_when_copied&) = delete;
+    ~posts_when_copied() = default;
+    void operator()() const { ran->fetch_add(1); }
+  };
+  std::atomic<int> ran{0};
+  {
+    fjord::pool p(fjord::pool_options{.workers = 2});
+    const posts_when_copied c(&p, &ran);
+    for (int i = 0; i < 500; ++i) {
+      p.post(c);
+    }
+  }
+  EXPECT_EQ(ran.load(), 500 * 10101);
+}
+
 TEST(pool, thread_names) {
   fjord::pool p(fjord::pool_options{.workers = 1, .name = "myname"});
   const std::string name = p.invoke([] {

@@ -95,23 +95,35 @@ class injection_ring {
   // Any thread. Claims published slots in ring order and stores them in out;
   // returns how many: max when at least max are waiting, else a 1/share part
   // of what is waiting (at least one), so a shallow ring is split between the
-  // consumers rather than taken whole by one. A successful CAS on
-  // dequeue_pos_ proves that no other consumer took the slots in between
-  // (positions never repeat), and only their taker changes their sequence
-  // numbers from here on.
+  // consumers rather than taken whole by one. 0 means the slot at
+  // dequeue_pos_ was not yet published when we looked; a slot found already
+  // taken and freed means our dequeue_pos_ was stale, so we look again. A
+  // successful CAS on dequeue_pos_ proves that no other consumer took the
+  // slots in between (positions never repeat), and only their taker changes
+  // their sequence numbers from here on.
   std::size_t take(job** out, std::size_t max, std::size_t share) noexcept {
     std::uint64_t pos = dequeue_pos_.load(std::memory_order_relaxed);
     while (true) {
       std::size_t n = 0;
+      bool stale = false;
       while (n < max) {
         // acquire pairs with publish(): the job's contents.
-        if (slots_[(pos + n) & mask_].seq.load(std::memory_order_acquire) != pos + n + 1) {
+        const std::uint64_t seq = slots_[(pos + n) & mask_].seq.load(std::memory_order_acquire);
+        const auto ahead = static_cast<std::int64_t>(seq - (pos + n + 1));
+        if (ahead != 0) {
+          // ahead > 0: that slot was taken and freed already, so our pos is
+          // stale; ahead < 0: not published yet.
+          stale = ahead > 0;
           break;
         }
         ++n;
       }
       if (n == 0) {
-        return 0;
+        if (!stale) {
+          return 0;
+        }
+        pos = dequeue_pos_.load(std::memory_order_relaxed);
+        continue;
       }
       if (n < max) {
         n = std::max<std::size_t>(1, n / share);
@@ -132,7 +144,7 @@ class injection_ring {
     return slots_[pos & mask_].seq.load(std::memory_order_relaxed) == pos + 1;
   }
 
-  // Published (or being published) and not yet taken. A false positive is
+  // Published and not yet taken. A false positive is
   // possible (a stale dequeue_pos_). seq_cst: a searcher's check after its
   // census update, against the producer's fence (submission_lane).
   bool maybe_nonempty() const noexcept {
@@ -140,7 +152,16 @@ class injection_ring {
            dequeue_pos_.load(std::memory_order_seq_cst);
   }
 
-  // Every position the producer published was taken.
+  // Published and not yet taken (producer's view; a stale dequeue_pos_ only
+  // overstates it).
+  std::size_t backlog() const noexcept {
+    return static_cast<std::size_t>(enqueue_pos_.load(std::memory_order_relaxed) -
+                                    dequeue_pos_.load(std::memory_order_relaxed));
+  }
+
+  // Every position the producer published was taken. Exact once the
+  // producer has moved on (successor set, read with acquire); a stale
+  // dequeue_pos_ can only make it false.
   bool all_taken() const noexcept {
     return enqueue_pos_.load(std::memory_order_acquire) ==
            dequeue_pos_.load(std::memory_order_relaxed);

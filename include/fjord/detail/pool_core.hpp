@@ -76,6 +76,8 @@ class pool_core {
   // Throws fjord::shutdown_error once the pool is being destroyed, unless the
   // caller is one of this pool's workers (a draining job may still fork).
   void inject(job* first, job* last);
+  // The same, always through the linked queue.
+  void push_to_queue(job* first, job* last);
 
   // A thread that is not one of our workers: its own lane into this pool,
   // made or adopted on first use, or nullptr when the pool has max_lanes
@@ -83,10 +85,15 @@ class pool_core {
   submission_lane* lane_for_this_thread();
 
   // Owner of lane: a slot to build one job in, or nullptr when the lane is
-  // full (use inject()). Throws fjord::shutdown_error once the pool is being
-  // destroyed. After filling and publishing the slot, call
-  // end_lane_submission().
+  // full or already busy with a submission of ours (use push_to_queue()). Throws
+  // fjord::shutdown_error once the pool is being destroyed. After filling and publishing the slot,
+  // call end_lane_submission().
   injection_ring::slot* begin_lane_submission(submission_lane& lane) {
+    if (lane.submitting()) [[unlikely]] {
+      // Submitting from inside a submission (a callable's constructor posts):
+      // the outer one holds the lane's next slot, so take the linked queue.
+      return nullptr;
+    }
     lane.begin();
     // Pairs with the destructor's heavy fence: either we see stopping_, or
     // it sees the lane busy and waits for our publication.

@@ -54,6 +54,9 @@ class submission_lane {
   void end() noexcept { busy_.store(false, std::memory_order_release); }
 
   bool busy() const noexcept { return busy_.load(std::memory_order_acquire); }
+  // Owner only: a submission of ours is in progress, so this is a nested one
+  // (from the constructor of the callable being submitted).
+  bool submitting() const noexcept { return busy_.load(std::memory_order_relaxed); }
 
   // Any thread: like injection_ring::take, from the oldest ring with work.
   std::size_t take(job** out, std::size_t max, std::size_t share) noexcept;

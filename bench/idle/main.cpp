@@ -2,9 +2,13 @@
 // second (percent of one core, `--impl NAME-cpu`), and the latency from
 // posting a task to a parked pool until the task starts (`--impl NAME-wake`,
 // microseconds, each sample after 20 ms of idleness).
+#include <linux/futex.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <thread>
 
 #include "common/harness.hpp"
@@ -23,6 +27,42 @@ double process_cpu_seconds() {
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
+
+// The floor for post-to-start latency: one thread parked on a bare futex,
+// woken with one FUTEX_WAKE, running the posted function. No pool can start
+// a task sooner after parking its workers in the kernel; the gap between
+// this row and a pool's row is that pool's own overhead.
+class futex_thread {
+ public:
+  futex_thread() : thread_([this] { loop(); }) {}
+  futex_thread(const futex_thread&) = delete;
+  futex_thread& operator=(const futex_thread&) = delete;
+  ~futex_thread() {
+    post([this] { stop_ = true; });
+    thread_.join();
+  }
+  void post(std::function<void()> f) {
+    fn_ = std::move(f);
+    word_.store(1, std::memory_order_release);
+    syscall(SYS_futex, &word_, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  }
+
+ private:
+  void loop() {
+    while (!stop_) {
+      while (word_.load(std::memory_order_acquire) == 0) {
+        syscall(SYS_futex, &word_, FUTEX_WAIT_PRIVATE, 0, nullptr, nullptr, 0);
+      }
+      word_.store(0, std::memory_order_relaxed);
+      fn_();
+    }
+  }
+
+  std::atomic<std::uint32_t> word_{0};
+  std::function<void()> fn_;
+  bool stop_ = false;
+  std::thread thread_;
+};
 
 template <class Post>
 void measure(const bench::args& a, const std::string& what, Post post) {
@@ -63,7 +103,10 @@ int main(int argc, char** argv) {
   if (what != "cpu" && what != "wake") {
     bench::unknown_impl(a.impl);
   }
-  if (impl == "fjord") {
+  if (impl == "futex" && what == "wake") {
+    futex_thread t;
+    measure(a, what, [&](auto f) { t.post(f); });
+  } else if (impl == "fjord") {
     fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
     measure(a, what, [&](auto f) { pool.post(f); });
 #ifdef BENCH_HAVE_TBB

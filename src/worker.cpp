@@ -1,9 +1,7 @@
 // The worker side of the scheduler: the main loop, searching for work,
 // sleeping and waking. docs/scheduler.md argues why no wake-up is lost.
 
-#include <algorithm>
 #include <chrono>
-#include <thread>
 #include <utility>
 
 #include "fjord/detail/pool_core.hpp"

@@ -312,6 +312,24 @@ TEST(pool, one_thread_posting_to_many_pools) {
   }
 }
 
+// A thread keeps its lane to a pool in a thread-local cache: the pool going
+// away first (and a new pool, maybe at the same address) must not confuse it,
+// nor must the thread's exit, which disowns a lane whose pool is gone.
+TEST(pool, lanes_outlive_their_pool_safely) {
+  std::atomic<int> ran{0};
+  std::thread poster([&] {
+    for (int round = 0; round < 20; ++round) {
+      auto p = std::make_unique<fjord::pool>(fjord::pool_options{.workers = 1});
+      for (int i = 0; i < 100; ++i) {
+        p->post([&ran] { ran.fetch_add(1); });
+      }
+      p->submit([&ran] { ran.fetch_add(1); }).get();
+    }  // each pool is destroyed while this thread still caches its lane
+  });
+  poster.join();
+  EXPECT_EQ(ran.load(), 20 * 101);
+}
+
 // A callable whose copy throws: the poster gets the exception, the slot it
 // had taken is skipped, and later posts run.
 TEST(pool, a_callable_whose_copy_throws_leaves_the_pool_usable) {

@@ -218,16 +218,12 @@ submission_lane* pool_core::lane_for_this_thread() {
 void pool_core::inject(job* first, job* last) {
   worker* w = current_worker;
   const bool own = (w != nullptr && w->pool == this);
-  if (!own && first == last) {
-    // One job from outside: by pointer through the thread's lane.
-    if (submission_lane* lane = lane_for_this_thread()) {
-      if (injection_ring::slot* slot = begin_lane_submission(*lane)) {
+  // One job from outside: by pointer through the thread's lane.
+  if (!own && first == last && submit_through_lane([first](injection_ring::slot* slot) {
         injection_ring::store_pointer(slot, first);
-        lane->publish(slot, injection_ring::run_pointer_fn());
-        end_lane_submission(*lane);
-        return;
-      }
-    }
+        return injection_ring::run_pointer_fn();
+      })) {
+    return;
   }
   push_to_queue(first, last);
 }

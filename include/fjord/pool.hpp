@@ -139,19 +139,11 @@ class pool {
       // thread's own lane: plain stores, no allocation. (A worker's own
       // deque is cheaper still.)
       if (!owns_current_thread()) {
-        if (detail::submission_lane* lane = core_->lane_for_this_thread()) {
-          if (detail::injection_ring::slot* s = core_->begin_lane_submission(*lane)) {
-            try {
+        if (core_->submit_through_lane([&f](detail::injection_ring::slot* s) {
               ::new (static_cast<void*>(s->storage)) fn_t(std::forward<F>(f));
-            } catch (...) {
-              lane->publish(s, detail::injection_ring::run_nothing_fn());
-              core_->end_lane_submission(*lane);
-              throw;
-            }
-            lane->publish(s, &detail::run_in_slot<fn_t>);
-            core_->end_lane_submission(*lane);
-            return;
-          }
+              return &detail::run_in_slot<fn_t>;
+            })) {
+          return;
         }
         lane_refused = true;  // full, busy or none: do not ask it again below
       }

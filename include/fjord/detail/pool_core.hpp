@@ -84,10 +84,52 @@ class pool_core {
   // lanes in use by other threads (the caller then uses inject()).
   submission_lane* lane_for_this_thread();
 
-  // Owner of lane: a slot to build one job in, or nullptr when the lane is
-  // full or already busy with a submission of ours (use push_to_queue()). Throws
-  // fjord::shutdown_error once the pool is being destroyed. After filling and publishing the slot,
-  // call end_lane_submission().
+  // A thread that is not one of our workers: builds one job in a slot of
+  // its own lane (build(slot) returns the job's execute function) and
+  // publishes it. false when the thread has no lane, or its lane is full or
+  // busy with an outer submission of ours: use push_to_queue(). Throws
+  // fjord::shutdown_error once the pool is being destroyed, and whatever
+  // build throws (the slot is then published empty).
+  template <class Build>
+  bool submit_through_lane(Build&& build) {
+    submission_lane* lane = lane_for_this_thread();
+    if (lane == nullptr) {
+      return false;
+    }
+    injection_ring::slot* s = begin_lane_submission(*lane);
+    if (s == nullptr) {
+      return false;
+    }
+    job::execute_fn fn = injection_ring::run_nothing_fn();
+    try {
+      fn = std::forward<Build>(build)(s);
+    } catch (...) {
+      lane->publish(s, fn);
+      end_lane_submission(*lane);
+      throw;
+    }
+    lane->publish(s, fn);
+    end_lane_submission(*lane);
+    return true;
+  }
+
+  [[noreturn]] static void throw_shutdown();
+
+ private:
+  // After work was pushed on the linked queue: wake a sleeper if there is
+  // one and nobody is searching. seq_cst: the producer's half of the Dekker
+  // handshake with sleepers and leaving searchers, whose census updates are
+  // seq_cst RMWs followed by seq_cst loads of the queues (docs/scheduler.md,
+  // "Leaving the search").
+  void notify_injected() noexcept {
+    const std::uint64_t c = census_.load(std::memory_order_seq_cst);
+    if ((c & searcher_mask) == 0 && (c >> 32) != 0) [[unlikely]] {
+      wake_one_sleeper();
+    }
+  }
+
+  // submit_through_lane's two halves. begin: a slot of the lane, or nullptr
+  // when the lane is full or already busy; end: after the publication.
   injection_ring::slot* begin_lane_submission(submission_lane& lane) {
     if (lane.submitting()) [[unlikely]] {
       // Submitting from inside a submission (a callable's constructor posts):
@@ -128,21 +170,6 @@ class pool_core {
       }
     }
     lane.end();
-  }
-
-  [[noreturn]] static void throw_shutdown();
-
- private:
-  // After work was pushed on the linked queue: wake a sleeper if there is
-  // one and nobody is searching. seq_cst: the producer's half of the Dekker
-  // handshake with sleepers and leaving searchers, whose census updates are
-  // seq_cst RMWs followed by seq_cst loads of the queues (docs/scheduler.md,
-  // "Leaving the search").
-  void notify_injected() noexcept {
-    const std::uint64_t c = census_.load(std::memory_order_seq_cst);
-    if ((c & searcher_mask) == 0 && (c >> 32) != 0) [[unlikely]] {
-      wake_one_sleeper();
-    }
   }
 
  public:

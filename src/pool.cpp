@@ -3,13 +3,16 @@
 #include <pthread.h>
 
 #include <array>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 #include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/worker_thread.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/shutdown_error.hpp"
 
@@ -30,15 +33,21 @@ std::size_t next_power_of_two(std::size_t n) {
   return p;
 }
 
-void validate(const pool_options& o) {
+constexpr std::size_t min_stack_size = std::size_t{64} << 10;
+constexpr std::size_t max_stack_size = std::size_t{1} << 30;
+constexpr std::chrono::microseconds max_spin_budget = std::chrono::seconds(1);
+
+// Checks every field; returns the number of workers.
+std::size_t validated_worker_count(const pool_options& o) {
   if (o.workers && (*o.workers == 0 || *o.workers > max_workers)) {
     throw std::invalid_argument("fjord::pool_options::workers must be in [1, " +
                                 std::to_string(max_workers) + "], got " +
                                 std::to_string(*o.workers));
   }
-  if (o.spin_budget.count() < 0) {
-    throw std::invalid_argument("fjord::pool_options::spin_budget must not be negative, got " +
-                                std::to_string(o.spin_budget.count()) + "us");
+  if (o.spin_budget.count() < 0 || o.spin_budget > max_spin_budget) {
+    throw std::invalid_argument(
+        "fjord::pool_options::spin_budget must be in [0us, 1000000us], got " +
+        std::to_string(o.spin_budget.count()) + "us");
   }
   if (o.deque_capacity < 64 || (o.deque_capacity & (o.deque_capacity - 1)) != 0 ||
       o.deque_capacity > (std::size_t{1} << 30)) {
@@ -46,58 +55,112 @@ void validate(const pool_options& o) {
         "fjord::pool_options::deque_capacity must be a power of two in [64, 2^30], got " +
         std::to_string(o.deque_capacity));
   }
-}
-
-void name_thread(std::thread& t, const std::string& base, std::size_t index) {
-  std::string name = base + "-" + std::to_string(index);
-  if (name.size() > 15) {
-    name.resize(15);
+  if (o.stack_size < min_stack_size || o.stack_size > max_stack_size) {
+    throw std::invalid_argument(
+        "fjord::pool_options::stack_size must be in [65536, 2^30] bytes, got " +
+        std::to_string(o.stack_size));
   }
-  pthread_setname_np(t.native_handle(), name.c_str());
+  if (o.max_spare_threads > max_workers) {
+    throw std::invalid_argument("fjord::pool_options::max_spare_threads must be at most " +
+                                std::to_string(max_workers) + ", got " +
+                                std::to_string(o.max_spare_threads));
+  }
+  return o.workers.value_or(available_cpus());
 }
 
 }  // namespace
 
 pool_core::pool_core(const pool_options& options)
-    : spin_budget_(options.spin_budget),
+    : size_(validated_worker_count(options)),
+      max_threads_(size_ + options.max_spare_threads),
+      stack_size_(options.stack_size),
+      deque_capacity_(options.deque_capacity),
+      name_(options.name),
+      workers_(std::make_unique<std::unique_ptr<worker>[]>(max_threads_)),
+      spin_budget_(options.spin_budget),
       unhandled_handler_(options.unhandled_exception_handler),
-      id_(next_pool_id.fetch_add(1, std::memory_order_relaxed)) {
-  validate(options);
+      id_(next_pool_id.fetch_add(1, std::memory_order_relaxed)),
+      fork_generation_(fork_generation()) {
   init_asymmetric_fences();
-  const std::size_t n = options.workers.value_or(available_cpus());
-  workers_.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    workers_.push_back(std::make_unique<worker>(*this, static_cast<std::uint32_t>(i),
-                                                options.deque_capacity, census_, thief_mask));
-  }
-  const std::size_t shards = next_power_of_two(std::min(n, max_shards));
+  forget_lanes_in_fork_children();
+  const std::size_t shards = next_power_of_two(std::min(size_, max_shards));
   shards_.reserve(shards);
   for (std::size_t i = 0; i < shards; ++i) {
     shards_.push_back(std::make_unique<shard>());
   }
   shard_mask_ = shards - 1;
-  idle_.reserve(n);
-  threads_.reserve(n);
-  try {
-    for (std::size_t i = 0; i < n; ++i) {
-      threads_.emplace_back([this, i] { worker_main(*workers_[i]); });
-      name_thread(threads_.back(), options.name, i);
+  // Reserved up front: the noexcept paths that push on them never allocate.
+  idle_.reserve(max_threads_);
+  retired_.reserve(max_threads_);
+  threads_.reserve(max_threads_);
+  {
+    std::lock_guard lock(idle_mutex_);
+    reserved_ = size_;
+    running_ = size_;
+  }
+  for (std::size_t i = 0; i < size_; ++i) {
+    if (const int rc = start_thread(); rc != 0) {
+      {
+        std::lock_guard lock(idle_mutex_);
+        reserved_ = running_ = i;
+      }
+      shut_down();
+      throw std::system_error(rc, std::generic_category(),
+                              "fjord::pool: could not start worker thread " + std::to_string(i));
     }
-  } catch (...) {
-    stopping_.store(true);
-    exit_.store(true);
-    wake_all();
-    for (auto& t : threads_) {
-      t.join();
-    }
-    throw;
   }
 }
 
 pool_core::~pool_core() {
+  // fjord::pool frees a core only after shut_down() returned true.
+  shut_down();
+}
+
+int pool_core::start_thread() noexcept {
+  std::lock_guard lock(threads_mutex_);
+  const std::size_t index = thread_count_.load(std::memory_order_relaxed);
+  worker* w = workers_[index].get();
+  if (w == nullptr) {
+    try {
+      workers_[index] = std::make_unique<worker>(*this, static_cast<std::uint32_t>(index),
+                                                 deque_capacity_, census_, thief_mask);
+    } catch (...) {
+      return ENOMEM;
+    }
+    w = workers_[index].get();
+  }
+  pthread_t thread{};
+  const int rc = start_worker_thread(thread, stack_size_, &thread_main, w);
+  if (rc != 0) {
+    return rc;  // the slot stays made, for the next attempt
+  }
+  threads_.push_back(thread);
+  // Release: a thief that sees the count sees the worker (its deque).
+  thread_count_.store(index + 1, std::memory_order_release);
+  return 0;
+}
+
+void pool_core::thread_main(void* w) noexcept {
+  auto& self = *static_cast<worker*>(w);
+  self.pool->worker_main(self);
+}
+
+bool pool_core::shut_down() noexcept {
   if (worker* w = current_worker; w != nullptr && w->pool == this) {
-    std::fputs("fjord: a pool cannot be destroyed by one of its own workers\n", stderr);
-    std::terminate();
+    // A job called std::exit (or destroyed its own pool): refuse new work
+    // from outside, and leave the threads to the end of the process.
+    stopping_.store(true, std::memory_order_seq_cst);
+    return false;
+  }
+  if (fork_generation_ != fork_generation()) {
+    // The child of a fork(): our threads do not exist here, and a lock may
+    // be held by one of them. Refuse work, leave the rest alone.
+    stopping_.store(true, std::memory_order_seq_cst);
+    return false;
+  }
+  std::lock_guard once(shut_down_mutex_);
+  if (joined_) {
+    return true;
   }
   stopping_.store(true, std::memory_order_seq_cst);
   // Submitters that passed their stopping_ check before we set it finish
@@ -120,17 +183,134 @@ pool_core::~pool_core() {
   // Parked workers re-check; the last one to go idle ends the pool.
   drained_.store(true, std::memory_order_seq_cst);
   wake_all();
-  for (auto& t : threads_) {
-    t.join();
+  // Spares may still be started until the pool ends, which joining the
+  // first thread waits for; so read the list afresh after each join.
+  for (std::size_t i = 0;; ++i) {
+    pthread_t t{};
+    {
+      std::lock_guard lock(threads_mutex_);
+      if (i >= threads_.size()) {
+        break;
+      }
+      t = threads_[i];
+    }
+    pthread_join(t, nullptr);
   }
   // Every job has run: the rings can go, even where a thread still holds
   // its lane.
   // (Under the mutex: a submission refused at shutdown may still have made
   // a lane.)
-  std::lock_guard lock(lanes_mutex_);
-  for (const auto& lane : lane_owners_) {
-    lane->free_rings();
+  {
+    std::lock_guard lock(lanes_mutex_);
+    for (const auto& lane : lane_owners_) {
+      lane->free_rings();
+    }
   }
+  joined_ = true;
+  return true;
+}
+
+void pool_core::begin_blocking(worker& w) noexcept {
+  if (w.blocking_depth++ != 0) {
+    return;
+  }
+  worker* stand_in = nullptr;
+  bool start = false;
+  {
+    std::lock_guard lock(idle_mutex_);
+    --running_;
+    if (running_ < size_ && !exit_.load(std::memory_order_relaxed)) {
+      if (!retired_.empty()) {
+        stand_in = retired_.back();
+        retired_.pop_back();
+        stand_in->retired = false;
+        ++running_;
+      } else if (reserved_ < max_threads_) {
+        ++reserved_;
+        ++running_;
+        start = true;
+      }
+    }
+    update_surplus_locked();
+  }
+  if (stand_in != nullptr) {
+    stand_in->sleeper.unpark();
+    return;
+  }
+  if (start && start_thread() != 0) {
+    std::lock_guard lock(idle_mutex_);
+    --reserved_;
+    --running_;
+    update_surplus_locked();
+    start = false;
+  }
+  // No stand-in to be had: at least let a sleeper take what w leaves on its
+  // deque.
+  if (!start && w.deque.maybe_nonempty()) {
+    wake_one_sleeper();
+  }
+}
+
+void pool_core::end_blocking(worker& w) noexcept {
+  if (--w.blocking_depth != 0) {
+    return;
+  }
+  std::lock_guard lock(idle_mutex_);
+  ++running_;
+  update_surplus_locked();
+}
+
+bool pool_core::retire(worker& w) noexcept {
+  if (w.deque.maybe_nonempty()) {
+    return true;  // its own jobs first
+  }
+  if (w.searching) {
+    stop_searching(w);  // a retired thread must not count as a searcher
+  }
+  bool ended = false;
+  {
+    std::lock_guard lock(idle_mutex_);
+    if (running_ <= size_) {
+      return true;
+    }
+    --running_;
+    w.retired = true;
+    retired_.push_back(&w);
+    update_surplus_locked();
+    ended = try_end_locked();
+  }
+  if (ended) {
+    wake_all();
+  }
+  while (true) {
+    {
+      std::lock_guard lock(idle_mutex_);
+      if (exit_.load(std::memory_order_relaxed)) {
+        return false;
+      }
+      if (!w.retired) {
+        return true;
+      }
+    }
+    w.sleeper.park();
+  }
+}
+
+bool pool_core::try_end_locked() noexcept {
+  if (exit_.load(std::memory_order_relaxed)) {
+    return false;  // somebody ended it already
+  }
+  // Every thread idle in its main loop or retired (a blocked worker has a
+  // job on its stack, a thread being started is neither), no coroutine
+  // parked here, nothing queued: nothing can create work any more. parked_
+  // is read before the queues: a resumption is queued before its count
+  // drops (docs/scheduler.md, "Shutdown").
+  if (!drained_.load(std::memory_order_seq_cst) || idle_main_loop_ + retired_.size() != reserved_ ||
+      parked_.load(std::memory_order_seq_cst) != 0 || any_work_visible()) {
+    return false;
+  }
+  exit_.store(true, std::memory_order_release);
+  return true;
 }
 
 std::size_t pool_core::shard_for_this_thread() const noexcept {
@@ -141,6 +321,27 @@ std::size_t pool_core::shard_for_this_thread() const noexcept {
 
 void pool_core::throw_shutdown() {
   throw shutdown_error("fjord::pool: cannot submit work, the pool is shutting down");
+}
+
+void pool_core::throw_forked() {
+  throw std::logic_error(
+      "fjord::pool: this pool was made before fork() and has no threads in the child process; "
+      "make a new pool in the child (fjord::default_pool() is made anew there)");
+}
+
+void pool_core::resume_parked(job* j) noexcept {
+  worker* w = current_worker;
+  if (w != nullptr && w->pool == this && w->deque.push(j)) {
+    notify_local_push();
+    return;
+  }
+  // From outside, also during shutdown (no stopping_ check, no submitters
+  // count): the pool cannot end while parked_ counts this coroutine, and
+  // the worker that runs it is the one that lowers the count.
+  shard& s = *shards_[w != nullptr && w->pool == this ? (w->index & shard_mask_)
+                                                      : shard_for_this_thread()];
+  s.queue.push_chain(j, j);
+  notify_injected();
 }
 
 namespace {
@@ -176,6 +377,22 @@ thread_local lane_cache lanes_of_this_thread;
 
 }  // namespace
 
+void pool_core::forget_lanes_in_fork_children() noexcept {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // The thread that forked is the child's only thread: its lanes lead
+    // into pools with no threads, so its submissions must take the slow
+    // path, which refuses them.
+    on_fork_child([] {
+      if (!lane_cache_gone) {
+        for (auto& e : lanes_of_this_thread.entries) {
+          e = lane_cache::entry{};
+        }
+      }
+    });
+  });
+}
+
 submission_lane* pool_core::lane_for_this_thread() {
   if (lane_cache_gone) {
     return nullptr;
@@ -185,6 +402,9 @@ submission_lane* pool_core::lane_for_this_thread() {
     if (e.pool_id == id_) {
       return e.lane.get();
     }
+  }
+  if (fork_generation_ != fork_generation()) {
+    return nullptr;  // push_to_queue() reports a pool lost to fork()
   }
   std::shared_ptr<submission_lane> lane;
   try {
@@ -233,6 +453,9 @@ void pool_core::push_to_queue(job* first, job* last) {
   const bool own = (w != nullptr && w->pool == this);
   shard& s = *shards_[own ? (w->index & shard_mask_) : shard_for_this_thread()];
   if (!own) {
+    if (fork_generation_ != fork_generation()) [[unlikely]] {
+      throw_forked();
+    }
     // seq_cst pairs with the destructor: either we see stopping_ or it sees us.
     s.submitters.fetch_add(1, std::memory_order_seq_cst);
     if (stopping_.load(std::memory_order_seq_cst)) {
@@ -269,9 +492,10 @@ void pool_core::report_unhandled(const std::exception_ptr& e) noexcept {
 
 pool_stats pool_core::stats() const {
   pool_stats s;
-  s.workers.reserve(workers_.size());
-  for (const auto& w : workers_) {
-    s.workers.push_back(w->counters.snapshot());
+  const std::size_t n = thread_count();
+  s.workers.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    s.workers.push_back(workers_[i]->counters.snapshot());
   }
   s.suppressed_exceptions = suppressed_.load(std::memory_order_relaxed);
   return s;
@@ -279,8 +503,9 @@ pool_stats pool_core::stats() const {
 
 std::int64_t pool_core::live_heap_blocks() const noexcept {
   std::int64_t live = 0;
-  for (const auto& w : workers_) {
-    live += w->heap.live_blocks();
+  const std::size_t n = thread_count();
+  for (std::size_t i = 0; i < n; ++i) {
+    live += workers_[i]->heap.live_blocks();
   }
   return live;
 }
@@ -291,23 +516,3 @@ job_heap* current_job_heap() noexcept {
 }
 
 }  // namespace fjord::detail
-
-namespace fjord {
-
-pool& default_pool() {
-  static pool instance([] {
-    pool_options o;
-    // NOLINTNEXTLINE(concurrency-mt-unsafe): read once, when the pool is first used
-    if (const char* env = std::getenv("FJORD_WORKERS"); env != nullptr) {
-      char* end = nullptr;
-      const unsigned long n = std::strtoul(env, &end, 10);
-      if (end != env && *end == '\0' && n > 0) {
-        o.workers = n;
-      }
-    }
-    return o;
-  }());
-  return instance;
-}
-
-}  // namespace fjord

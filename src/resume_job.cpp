@@ -39,4 +39,30 @@ void resume_inline(resume_job& j) noexcept {
   t.active = false;
 }
 
+void parked_coroutine::wake() noexcept {
+  if (home != nullptr) {
+    home->resume_parked(this);
+    return;
+  }
+  if (loop != nullptr) {
+    loop->post(this);
+    return;
+  }
+  pool_core* target = nullptr;
+  if (const worker* w = current_worker; w != nullptr) {
+    target = w->pool;
+  } else {
+    target = default_pool_core_if_open();
+  }
+  if (target != nullptr) {
+    try {
+      target->enqueue(this);
+      return;
+    } catch (...) {
+      // The default pool began shutting down meanwhile: run it here.
+    }
+  }
+  resume_inline(*this);
+}
+
 }  // namespace fjord::detail

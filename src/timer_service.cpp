@@ -2,17 +2,49 @@
 
 #include <pthread.h>
 
-#include "fjord/pool.hpp"
+#include "fjord/detail/fork_generation.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <new>
 #include <thread>
 #include <utility>
 
 namespace fjord::detail {
 
+namespace {
+
+std::atomic<timer_service*> service{nullptr};
+// Constant-initialised; made anew in the child of a fork(), where a thread
+// that no longer exists may hold it.
+constinit std::mutex creation_mutex;
+bool fork_handler_registered = false;  // guarded by creation_mutex
+
+void forget_in_child() {
+  // The timer thread does not exist in the child: the next sleep makes a
+  // new service (the old one is leaked, with whatever it held).
+  service.store(nullptr, std::memory_order_relaxed);
+  ::new (static_cast<void*>(&creation_mutex)) std::mutex;
+}
+
+}  // namespace
+
 timer_service& timer_service::instance() {
-  static timer_service* service = new timer_service;
-  return *service;
+  if (timer_service* s = service.load(std::memory_order_acquire)) [[likely]] {
+    return *s;
+  }
+  std::lock_guard lock(creation_mutex);
+  if (timer_service* s = service.load(std::memory_order_relaxed)) {
+    return *s;
+  }
+  if (!fork_handler_registered) {
+    fork_handler_registered = true;
+    on_fork_child(&forget_in_child);
+  }
+  auto* s = new timer_service;  // never destroyed: sleeps may outlive main
+  service.store(s, std::memory_order_release);
+  return *s;
 }
 
 timer_service::timer_service() {
@@ -47,8 +79,9 @@ void timer_service::cancel(entry& e) noexcept {
     remove(e.heap_index);
     e.status = entry::state::canceled;
   }
-  // Outside the lock. Not inline here: this runs inside request_stop().
-  e.waiter.wake(&fjord::default_pool().core());
+  // Outside the lock. Goes to the coroutine's pool or sync_wait thread,
+  // not inline here: this runs inside request_stop().
+  e.waiter.wake();
 }
 
 std::size_t timer_service::pending() const {
@@ -73,9 +106,8 @@ void timer_service::run() noexcept {
     }
     if (!due.empty()) {
       lock.unlock();
-      pool_core* fallback = &fjord::default_pool().core();
       for (entry* e : due) {
-        e->waiter.wake(fallback);  // e may be gone after this
+        e->waiter.wake();  // e may be gone after this
       }
       due.clear();
       lock.lock();

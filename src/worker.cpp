@@ -1,10 +1,18 @@
 // The worker side of the scheduler: the main loop, searching for work,
 // sleeping and waking. docs/scheduler.md argues why no wake-up is lost.
 
+#include <pthread.h>
+
+#include <algorithm>
 #include <chrono>
+#include <string>
 #include <utility>
 
+#include "fjord/detail/blocking_section.hpp"
+#include "fjord/detail/futex.hpp"
 #include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/sync_wait_loop.hpp"
+#include "fjord/detail/worker_thread.hpp"
 
 namespace fjord::detail {
 
@@ -37,8 +45,17 @@ job* pool_core::next_job(worker& w, const completion_latch* until, deadline_t de
 }
 
 void pool_core::worker_main(worker& w) noexcept {
+  std::string name = name_ + "-" + std::to_string(w.index);
+  name.resize(std::min<std::size_t>(name.size(), 15));  // Linux keeps 15 bytes
+  pthread_setname_np(pthread_self(), name.c_str());
+  const worker_thread_scope stack(name.c_str());
   current_worker = &w;
   while (true) {
+    // A surplus thread retires here, between jobs (or runs its own jobs
+    // first, falling through).
+    if (surplus_.load(std::memory_order_relaxed) && !retire(w)) [[unlikely]] {
+      break;
+    }
     if (job* j = next_job(w, nullptr, deadline_t::max())) {
       run(w, j);
     } else if (!sleep(w, nullptr, deadline_t::max())) {
@@ -48,11 +65,27 @@ void pool_core::worker_main(worker& w) noexcept {
   current_worker = nullptr;
 }
 
-bool pool_core::wait_until(worker& w, completion_latch& latch, deadline_t deadline) noexcept {
+bool pool_core::wait_until(completion_latch& latch, deadline_t deadline) noexcept {
+  worker* w = current_worker;
+  if (w != nullptr && w->pool == this) {
+    return help_until(*w, latch, deadline);
+  }
+  return wait_foreign(latch, deadline);
+}
+
+bool pool_core::help_until(worker& w, completion_latch& latch, deadline_t deadline) noexcept {
   if (latch.set_waiter(w.index + 1)) {
     latch.reset_waiter();
     return true;
   }
+  // Helping runs other jobs on top of this one: past half of the stack,
+  // block instead and let a spare help (docs/scheduler.md, "Blocking").
+  if (stack_in_use() > stack_size_ / 2) [[unlikely]] {
+    return block_until(w, latch, deadline);
+  }
+  // Jobs run while helping belong to other computations: a coroutine of
+  // theirs that parks must not count on a sync_wait running on this thread.
+  const sync_wait_loop::scope no_loop(nullptr);
   const bool timed = deadline != deadline_t::max();
   while (!latch.done()) {
     if (timed && std::chrono::steady_clock::now() >= deadline) {
@@ -81,26 +114,60 @@ bool pool_core::wait_until(worker& w, completion_latch& latch, deadline_t deadli
   return done;
 }
 
-void pool_core::wait(completion_latch& latch) noexcept {
-  worker* w = current_worker;
-  if (w != nullptr && w->pool == this) {
-    wait_until(*w, latch);
-    return;
+bool pool_core::block_until(worker& w, completion_latch& latch, deadline_t deadline) noexcept {
+  // Registered as the latch's waiter already: count_down unparks us.
+  begin_blocking(w);
+  while (!latch.done()) {
+    if (deadline == deadline_t::max()) {
+      w.sleeper.park();
+      continue;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      break;
+    }
+    w.sleeper.park_for(deadline - now);
   }
-  // A short spin catches joins that finish within a few microseconds
-  // without a futex round trip; then sleep.
+  end_blocking(w);
+  const bool done = latch.done();
+  if (done) {
+    latch.reset_waiter();
+  }
+  return done;
+}
+
+bool pool_core::wait_foreign(completion_latch& latch, deadline_t deadline) noexcept {
+  // A short spin catches work that finishes within a few microseconds
+  // without a futex round trip (or a stand-in thread); then sleep.
   for (int i = 0; i < 256; ++i) {
     if (latch.done()) {
-      return;
+      return true;
     }
     cpu_relax();
   }
   if (latch.set_waiter(completion_latch::foreign_waiter)) {
     latch.reset_waiter();
-    return;
+    return true;
   }
-  latch.wait_foreign();
+  // A worker of another pool gives its place to a spare meanwhile.
+  const blocking_section blocking;
+  while (!latch.done()) {
+    const std::uint32_t count = latch.count();
+    if (count == 0) {
+      break;
+    }
+    if (deadline == deadline_t::max()) {
+      futex_wait(latch.futex_address(), count);
+      continue;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      return false;  // the waiter stays registered; a late wake is harmless
+    }
+    futex_wait_for(latch.futex_address(), count, deadline - now);
+  }
   latch.reset_waiter();
+  return true;
 }
 
 std::size_t pool_core::take_from_lanes(worker& w, job** batch) noexcept {
@@ -113,7 +180,7 @@ std::size_t pool_core::take_from_lanes(worker& w, job** batch) noexcept {
     }
     // A shallow lane is split between the workers directly instead of
     // through steals (each steal episode costs the thief a heavy fence).
-    if (const std::size_t n = lane->take(batch, injection_batch, workers_.size()); n != 0) {
+    if (const std::size_t n = lane->take(batch, injection_batch, size_); n != 0) {
       w.lane_cursor = i + 1;  // the next lane goes first next time
       return n;
     }
@@ -174,7 +241,7 @@ job* pool_core::take_injected(worker& w) noexcept {
 }
 
 job* pool_core::steal_round(worker& w) noexcept {
-  const std::size_t n = workers_.size();
+  const std::size_t n = thread_count();
   // xorshift64: a random first victim spreads thieves over victims.
   std::uint64_t x = w.rng;
   x ^= x << 13;
@@ -236,8 +303,9 @@ void pool_core::stop_searching(worker& w) noexcept {
 }
 
 bool pool_core::any_victim_has_work(const worker& w) const noexcept {
-  for (const auto& v : workers_) {
-    if (v.get() != &w && v->deque.maybe_nonempty()) {
+  const std::size_t n = thread_count();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i != w.index && workers_[i]->deque.maybe_nonempty()) {
       return true;
     }
   }
@@ -252,7 +320,7 @@ job* pool_core::search(worker& w, const completion_latch* until, deadline_t dead
     return j;
   }
   become_searcher(w);
-  const bool can_steal = workers_.size() > 1;
+  const bool can_steal = thread_count() > 1;
   const auto start = std::chrono::steady_clock::now();
   for (std::uint32_t round = 1;; ++round) {
     job* j = nullptr;
@@ -299,8 +367,9 @@ bool pool_core::any_work_visible() const noexcept {
       return true;
     }
   }
-  for (const auto& w : workers_) {
-    if (w->deque.maybe_nonempty()) {
+  const std::size_t n = thread_count();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (workers_[i]->deque.maybe_nonempty()) {
       return true;
     }
   }
@@ -323,20 +392,15 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
   heavy_fence();
   bool ready = exit_.load(std::memory_order_acquire) || any_work_visible() ||
                (until != nullptr && until->done());
-  bool ended_pool = false;
   if (!ready && until == nullptr && drained_.load(std::memory_order_seq_cst)) {
-    std::lock_guard lock(idle_mutex_);
-    // Every worker idle in its main loop, nothing queued: nothing can create
-    // work any more, so the pool has drained.
-    if (idle_main_loop_ == workers_.size() && !any_work_visible()) {
-      exit_.store(true, std::memory_order_release);
-      ended_pool = true;
-      ready = true;
+    bool ended_pool = false;
+    {
+      std::lock_guard lock(idle_mutex_);
+      ended_pool = try_end_locked();
     }
-  }
-  if (ended_pool) {
-    for (const auto& other : workers_) {
-      other->sleeper.unpark();
+    if (ended_pool) {
+      wake_all();
+      ready = true;
     }
   }
   if (!ready) {
@@ -408,8 +472,9 @@ void pool_core::wake_one_sleeper() noexcept {
 }
 
 void pool_core::wake_all() noexcept {
-  for (const auto& w : workers_) {
-    w->sleeper.unpark();
+  const std::size_t n = thread_count();
+  for (std::size_t i = 0; i < n; ++i) {
+    workers_[i]->sleeper.unpark();
   }
 }
 

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "fjord/pool.hpp"
@@ -85,3 +88,39 @@ TEST(async_mutex, thousands_of_contending_coroutines) {
 }
 
 }  // namespace
+
+namespace {
+
+// Waits (bounded) until p has n parked coroutines.
+bool parked_soon(fjord::pool& p, std::int64_t n) {
+  for (int i = 0; i < 10000; ++i) {
+    if (p.core().parked_coroutines() == n) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST(async_mutex, unlock_hands_over_without_barging_and_the_waiter_resumes_on_its_pool) {
+  fjord::async_mutex m;
+  fjord::pool home(fjord::pool_options{.workers = 1});
+  ASSERT_TRUE(m.try_lock());
+  std::atomic<fjord::pool*> resumed_on{nullptr};
+  std::thread waiter([&] {
+    fjord::sync_wait([&]() -> fjord::task<void> {
+      co_await home.schedule();
+      co_await m.lock();
+      resumed_on = fjord::current_pool();
+      m.unlock();
+    }());
+  });
+  ASSERT_TRUE(parked_soon(home, 1));
+  m.unlock();                  // from a thread outside any pool
+  EXPECT_FALSE(m.try_lock());  // the waiter owns it now, whether it ran yet or not
+  waiter.join();
+  EXPECT_EQ(resumed_on.load(), &home);
+  EXPECT_FALSE(m.is_locked());
+}

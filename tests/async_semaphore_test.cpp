@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "fjord/pool.hpp"
@@ -61,3 +63,25 @@ TEST(async_semaphore, bounds_concurrency_under_contention) {
 }
 
 }  // namespace
+
+TEST(async_semaphore, release_hands_over_without_barging_and_the_waiter_resumes_on_its_pool) {
+  fjord::async_semaphore s(0);
+  fjord::pool home(fjord::pool_options{.workers = 1});
+  std::atomic<fjord::pool*> resumed_on{nullptr};
+  std::thread waiter([&] {
+    fjord::sync_wait([&]() -> fjord::task<void> {
+      co_await home.schedule();
+      co_await s.acquire();
+      resumed_on = fjord::current_pool();
+    }());
+  });
+  for (int i = 0; i < 10000 && home.core().parked_coroutines() != 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(home.core().parked_coroutines(), 1);
+  s.release();                    // from a thread outside any pool
+  EXPECT_FALSE(s.try_acquire());  // the unit went to the waiter
+  waiter.join();
+  EXPECT_EQ(resumed_on.load(), &home);
+  EXPECT_FALSE(s.try_acquire());
+}

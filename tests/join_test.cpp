@@ -127,3 +127,34 @@ TEST(join, both_sides_run_in_parallel_when_b_blocks_for_a) {
 }
 
 }  // namespace
+
+namespace {
+
+// A result whose move constructor throws once armed.
+struct throws_when_moved {
+  explicit throws_when_moved(bool arm) : armed(arm) {}
+  throws_when_moved(throws_when_moved&& other) : armed(other.armed) {
+    if (armed) {
+      throw std::runtime_error("move");
+    }
+  }
+  throws_when_moved(const throws_when_moved&) = delete;
+  throws_when_moved& operator=(const throws_when_moved&) = delete;
+  throws_when_moved& operator=(throws_when_moved&&) = delete;
+  ~throws_when_moved() = default;
+  bool armed;
+};
+
+}  // namespace
+
+TEST(join, b_runs_even_when_moving_as_result_throws) {
+  // One worker: b is never stolen, so the joiner calls it directly after
+  // taking a's result out of its slot.
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  std::atomic<bool> b_ran{false};
+  p.invoke([&] {
+    EXPECT_THROW(fjord::join([] { return throws_when_moved(true); }, [&] { b_ran = true; }),
+                 std::runtime_error);
+  });
+  EXPECT_TRUE(b_ran.load());
+}

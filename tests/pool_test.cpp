@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <latch>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -13,6 +14,8 @@
 #include <vector>
 
 #include "fjord/join.hpp"
+#include "fjord/spawn.hpp"
+#include "fjord/task.hpp"
 #include "fjord/task_group.hpp"
 
 namespace {
@@ -43,6 +46,41 @@ TEST(pool, bad_options_name_the_value) {
   EXPECT_NE(message_of({.spin_budget = std::chrono::microseconds(-5)}).find("got -5us"),
             std::string::npos);
   EXPECT_NE(message_of({.deque_capacity = 100}).find("got 100"), std::string::npos);
+  // Used to overflow in the conversion to nanoseconds and be accepted.
+  const std::string longest = message_of({.spin_budget = std::chrono::microseconds::max()});
+  EXPECT_NE(longest.find("spin_budget"), std::string::npos) << longest;
+  EXPECT_NE(longest.find("got " + std::to_string(std::chrono::microseconds::max().count())),
+            std::string::npos)
+      << longest;
+  EXPECT_NE(message_of({.spin_budget = std::chrono::seconds(2)}).find("got 2000000us"),
+            std::string::npos);
+  EXPECT_EQ(message_of({.workers = 1, .spin_budget = std::chrono::seconds(1)}), "no error");
+  EXPECT_NE(message_of({.stack_size = 1000}).find("stack_size"), std::string::npos);
+  EXPECT_NE(message_of({.stack_size = 1000}).find("got 1000"), std::string::npos);
+  EXPECT_NE(message_of({.max_spare_threads = 5000}).find("max_spare_threads"), std::string::npos);
+  EXPECT_NE(message_of({.max_spare_threads = 5000}).find("got 5000"), std::string::npos);
+}
+
+TEST(pool, spawn_while_the_pool_is_being_destroyed_throws_shutdown_error) {
+  std::latch job_started(1);
+  std::atomic<bool> release{false};
+  auto p = std::make_unique<fjord::pool>(fjord::pool_options{.workers = 1});
+  p->post([&] {
+    job_started.count_down();
+    while (!release.load()) {
+      std::this_thread::sleep_for(1ms);
+    }
+  });
+  job_started.wait();
+  fjord::pool* raw = p.get();
+  std::thread destroyer([&] { p.reset(); });  // waits for the job
+  while (!raw->core().is_shut_down()) {
+    std::this_thread::yield();
+  }
+  EXPECT_THROW(fjord::spawn(*raw, []() -> fjord::task<void> { co_return; }()),
+               fjord::shutdown_error);
+  release = true;
+  destroyer.join();
 }
 
 TEST(pool, post_runs_every_job_before_destruction) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fjord/pool.hpp"
+#include "fjord/spawn.hpp"
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
 #include "fjord/when_all.hpp"
@@ -28,12 +29,13 @@ TEST(sleep, waits_at_least_the_duration) {
   EXPECT_GE(clock_type::now() - start, 20ms);
 }
 
-TEST(sleep, off_a_pool_wakes_on_the_default_pool_not_the_timer_thread) {
-  auto body = []() -> fjord::task<bool> {
+TEST(sleep, off_a_pool_wakes_on_the_thread_blocked_in_sync_wait) {
+  const std::thread::id caller = std::this_thread::get_id();
+  auto body = []() -> fjord::task<std::thread::id> {
     co_await fjord::sleep_for(1ms);
-    co_return fjord::default_pool().owns_current_thread();
+    co_return std::this_thread::get_id();
   };
-  EXPECT_TRUE(fjord::sync_wait(body()));
+  EXPECT_EQ(fjord::sync_wait(body()), caller);
 }
 
 TEST(sleep, until_a_past_time_does_not_suspend) {
@@ -146,3 +148,51 @@ TEST(sleep, thousands_of_sleepers) {
 }
 
 }  // namespace
+
+TEST(sleep, until_the_earliest_time_point_does_not_overflow_or_suspend) {
+  auto body = []() -> fjord::task<fjord::sleep_status> {
+    co_return co_await fjord::sleep_until(clock_type::time_point::min());
+  };
+  EXPECT_EQ(fjord::sync_wait(body()), fjord::sleep_status::elapsed);
+  auto coarse = []() -> fjord::task<fjord::sleep_status> {
+    co_return co_await fjord::sleep_until(
+        std::chrono::time_point<std::chrono::system_clock, std::chrono::hours>::min());
+  };
+  EXPECT_EQ(fjord::sync_wait(coarse()), fjord::sleep_status::elapsed);
+}
+
+TEST(sleep, for_the_longest_duration_waits_until_canceled) {
+  std::stop_source stop;
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  auto body = [&]() -> fjord::task<fjord::sleep_status> {
+    co_await p.schedule();
+    co_return co_await fjord::sleep_for(std::chrono::hours::max(), stop.get_token());
+  };
+  std::thread canceler([&] {
+    std::this_thread::sleep_for(20ms);
+    stop.request_stop();
+  });
+  EXPECT_EQ(fjord::sync_wait(body()), fjord::sleep_status::canceled);
+  canceler.join();
+}
+
+TEST(sleep, a_timer_firing_while_its_pool_is_destroyed_resumes_on_that_pool) {
+  // The pool's destructor waits for the sleeping coroutine, and the timer
+  // hands it to the pool (not to the timer thread, not inline).
+  std::atomic<bool> on_its_pool{false};
+  std::atomic<bool> finished{false};
+  fjord::pool* where = nullptr;
+  {
+    fjord::pool p(fjord::pool_options{.workers = 1});
+    where = &p;
+    auto sleeper = [&]() -> fjord::task<void> {
+      co_await fjord::sleep_for(30ms);
+      on_its_pool = fjord::current_pool() == where;
+      finished = true;
+    };
+    fjord::spawn(p, sleeper());
+    std::this_thread::sleep_for(1ms);
+  }  // ~pool: drains, the timer fires meanwhile
+  EXPECT_TRUE(finished.load());
+  EXPECT_TRUE(on_its_pool.load());
+}

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "fjord/detail/completion_latch.hpp"
-#include "fjord/detail/futex.hpp"
+#include "fjord/detail/deadline.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/result_slot.hpp"
 #include "fjord/detail/worker.hpp"
@@ -78,47 +78,16 @@ class [[nodiscard]] future {
   }
 
   // Sleeps at most timeout_duration; std::future_status::ready or ::timeout.
+  // A timeout too long to represent (hours::max()) means no timeout.
   template <class Rep, class Period>
   std::future_status wait_for(const std::chrono::duration<Rep, Period>& timeout_duration) const {
-    return wait_until(std::chrono::steady_clock::now() + timeout_duration);
+    return wait_until_steady(detail::deadline_after(timeout_duration));
   }
 
+  // A time point already past does not wait.
   template <class Clock, class Duration>
   std::future_status wait_until(const std::chrono::time_point<Clock, Duration>& deadline) const {
-    check_valid();
-    auto& latch = state_->latch;
-    if (latch.done()) {
-      return std::future_status::ready;
-    }
-    detail::worker* w = detail::current_worker;
-    if (w != nullptr && w->pool == state_->pool) {
-      // On a worker of the job's pool: help (the job may sit on this very
-      // worker's deque), sleeping at most until the deadline.
-      // A deadline too far to represent on steady_clock means "no deadline"
-      // (adding it would overflow).
-      using steady = std::chrono::steady_clock;
-      const auto left = deadline - Clock::now();
-      const auto now = steady::now();
-      const auto steady_deadline =
-          left >= std::chrono::duration_cast<std::remove_cv_t<decltype(left)>>(
-                      steady::time_point::max() - now)
-              ? steady::time_point::max()
-              : now + std::chrono::duration_cast<steady::duration>(left);
-      return state_->pool->wait_until(*w, latch, steady_deadline) ? std::future_status::ready
-                                                                  : std::future_status::timeout;
-    }
-    if (latch.set_waiter(detail::completion_latch::foreign_waiter)) {
-      return std::future_status::ready;
-    }
-    while (!latch.done()) {
-      const auto left = deadline - Clock::now();
-      if (left <= Duration::zero()) {
-        return std::future_status::timeout;
-      }
-      detail::futex_wait_for(latch.futex_address(), latch.count(),
-                             std::chrono::duration_cast<std::chrono::nanoseconds>(left));
-    }
-    return std::future_status::ready;
+    return wait_until_steady(detail::deadline_at(deadline));
   }
 
   // Waits, then returns the result or rethrows; leaves the future invalid.
@@ -133,6 +102,12 @@ class [[nodiscard]] future {
   }
 
  private:
+  std::future_status wait_until_steady(detail::steady_deadline deadline) const {
+    check_valid();
+    return state_->pool->wait_until(state_->latch, deadline) ? std::future_status::ready
+                                                             : std::future_status::timeout;
+  }
+
   void check_valid() const {
     if (state_ == nullptr) {
       throw std::future_error(std::future_errc::no_state);

@@ -37,10 +37,10 @@ FJORD_ALWAYS_INLINE storable_t<std::invoke_result_t<F&>> invoke_storable(F& f) {
 // Both sides have run (each result holds a value or an exception): rethrow
 // a's exception, else b's, else return both values.
 template <class RA, class RB>
-auto join_finish(worker& w, result_slot<RA>& ra, result_slot<RB>& rb) -> join_result_t<RA, RB> {
+auto join_finish(pool_core& p, result_slot<RA>& ra, result_slot<RB>& rb) -> join_result_t<RA, RB> {
   if (ra.has_error()) {
     if (rb.has_error()) {
-      w.pool->count_suppressed();
+      p.count_suppressed();
     }
     std::rethrow_exception(ra.error());
   }
@@ -67,7 +67,7 @@ FJORD_ALWAYS_INLINE auto join_on_worker(worker& w, FA& a, FB& b)
     // Deque full: this deep, running sequentially loses nothing.
     ra.run(a);
     jb.result.run(b);
-    return join_finish(w, ra, jb.result);
+    return join_finish(*w.pool, ra, jb.result);
   }
   w.pool->notify_local_push();
   ra.run(a);
@@ -75,8 +75,8 @@ FJORD_ALWAYS_INLINE auto join_on_worker(worker& w, FA& a, FB& b)
   while ((j = w.deque.pop()) != &jb) {
     if (j == nullptr) {
       // Stolen: help until the thief is done with it.
-      w.pool->wait_until(w, jb.latch);
-      return join_finish(w, ra, jb.result);
+      w.pool->help_until(w, jb.latch);
+      return join_finish(*w.pool, ra, jb.result);
     }
     // Work that a pushed without waiting for (task_group children, posts).
     w.counters.jobs_run.bump();
@@ -85,16 +85,31 @@ FJORD_ALWAYS_INLINE auto join_on_worker(worker& w, FA& a, FB& b)
   // Not stolen (the common case): call b directly.
   if (ra.has_error()) [[unlikely]] {
     jb.result.run(b);
-    return join_finish(w, ra, jb.result);
+    return join_finish(*w.pool, ra, jb.result);
   }
-  // a finished cleanly, so an exception from b may simply propagate.
+  // a finished cleanly, so an exception from b may simply propagate. b runs
+  // before a's result is moved out: that move may throw, and both closures
+  // must have run before any exception reaches the joiner.
   if constexpr (std::is_void_v<ra_t> && std::is_void_v<rb_t>) {
     std::invoke(b);
     return;
   } else {
-    auto&& first = ra.take_storable();
-    return {std::move(first), invoke_storable(b)};
+    auto second = invoke_storable(b);
+    return {ra.take_storable(), std::move(second)};
   }
+}
+
+// Both closures one after the other on the calling thread, with join's
+// exception rules: what join does once fjord::default_pool() is shut down
+// (during static destruction).
+template <class FA, class FB>
+auto join_inline(pool_core& p, FA& a, FB& b)
+    -> join_result_t<std::invoke_result_t<FA&>, std::invoke_result_t<FB&>> {
+  result_slot<std::invoke_result_t<FA&>> ra;
+  result_slot<std::invoke_result_t<FB&>> rb;
+  ra.run(a);
+  rb.run(b);
+  return join_finish(p, ra, rb);
 }
 
 }  // namespace detail
@@ -104,15 +119,20 @@ FJORD_ALWAYS_INLINE auto join_on_worker(worker& w, FA& a, FB& b)
 // frame (no allocation); if nobody takes it, the caller runs it right after
 // a(). If either throws, the exception reaches the caller after both finished;
 // if both throw, a's wins and b's is counted in pool_stats::suppressed_exceptions.
-// From a thread that is not a worker, the join runs on fjord::default_pool().
+// From a thread that is not a worker, the join runs on fjord::default_pool();
+// once that is shut down (static destruction) a() and b() run one after the
+// other on the calling thread.
 template <detail::lvalue_callable FA, detail::lvalue_callable FB>
 auto join(FA&& a, FB&& b) -> join_result_t<std::invoke_result_t<FA&>, std::invoke_result_t<FB&>> {
   detail::worker* w = detail::current_worker;
   if (w != nullptr) [[likely]] {
     return detail::join_on_worker(*w, a, b);
   }
-  return default_pool().invoke(
-      [&] { return detail::join_on_worker(*detail::current_worker, a, b); });
+  pool& p = default_pool();
+  if (p.core().is_shut_down()) [[unlikely]] {
+    return detail::join_inline(p.core(), a, b);
+  }
+  return p.invoke([&] { return detail::join_on_worker(*detail::current_worker, a, b); });
 }
 
 // As join, on a given pool (runs on that pool even when called from a worker

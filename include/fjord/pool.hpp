@@ -124,7 +124,16 @@ class pool {
   }
   pool(const pool&) = delete;
   pool& operator=(const pool&) = delete;
-  ~pool() = default;
+  // Waits for every job and every coroutine parked on the pool, then joins
+  // the threads. Run by one of the pool's own threads (std::exit called in
+  // a job), it cannot wait for itself: the pool then refuses new work and
+  // its threads and memory are left to the end of the process.
+  ~pool() {
+    if (!core_->shut_down()) {
+      core_->public_pool = nullptr;
+      static_cast<void>(core_.release());
+    }
+  }
 
   std::size_t size() const noexcept { return core_->size(); }
 

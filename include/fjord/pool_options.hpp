@@ -18,6 +18,7 @@ struct pool_options {
 
   // How long an idle worker keeps looking for work before it parks. Longer
   // means lower wake-up latency, shorter means less CPU burnt when idle.
+  // At most one second.
   std::chrono::microseconds spin_budget{50};
 
   // Thread names are "<name>-<index>" (Linux keeps the first 15 bytes).
@@ -26,6 +27,20 @@ struct pool_options {
   // Slots in each worker's deque (a power of two, at least 64). Only touched
   // pages cost memory; a full deque degrades to running children inline.
   std::size_t deque_capacity = std::size_t{1} << 16;
+
+  // Each worker thread's stack, in bytes (at least 64 KiB). The default
+  // holds 100,000 nested joins of small closures in an optimised build.
+  // Only the pages used cost memory. A guard region below it turns an
+  // overflow into a clear message ("fjord: stack overflow on worker ...")
+  // instead of a bare SIGSEGV.
+  std::size_t stack_size = std::size_t{32} << 20;
+
+  // How many spare threads may stand in for workers blocked in sync_wait,
+  // in a wait on another pool's work, or in fjord::block_in_place, so that
+  // the pool keeps `workers` threads running (docs/scheduler.md,
+  // "Blocking"). Spares retire when the blocked workers return and are
+  // kept for reuse. 0 turns compensation off.
+  std::size_t max_spare_threads = 256;
 
   // Called on a worker with the exception of a posted (fire-and-forget) job.
   // Unset: print it and std::terminate, as an exception leaving std::thread does.

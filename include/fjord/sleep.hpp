@@ -6,6 +6,7 @@
 #include <stop_token>
 #include <type_traits>
 
+#include "fjord/detail/deadline.hpp"
 #include "fjord/detail/task_promise.hpp"
 #include "fjord/detail/timer_service.hpp"
 
@@ -50,13 +51,25 @@ class sleep_awaiter {
       entry_.status = timer_service::entry::state::fired;
       return false;
     }
+    // Made (or found) first: the stop callback below uses it too.
+    timer_service& service = timer_service::instance();
     entry_.waiter.park(h);
     if (token_->stop_possible()) {
       // May run at once (a stop requested just now): cancel() then marks the
       // entry canceled and arm() declines.
       on_stop_.emplace(*token_, canceller{&entry_});
     }
-    return timer_service::instance().arm(entry_);
+    try {
+      if (service.arm(entry_)) {
+        return true;
+      }
+    } catch (...) {
+      on_stop_.reset();
+      entry_.waiter.unpark_unsuspended();
+      throw;  // out of memory for the heap: the co_await throws
+    }
+    entry_.waiter.unpark_unsuspended();  // canceled before it was armed
+    return false;
   }
 
   sleep_status await_resume() noexcept {
@@ -78,25 +91,6 @@ class sleep_awaiter {
 
 }  // namespace detail
 
-namespace detail {
-
-// now + d, saturating at the clock's end instead of overflowing.
-template <class Rep, class Period>
-timer_service::clock::time_point deadline_after(std::chrono::duration<Rep, Period> d) {
-  using clock = timer_service::clock;
-  const auto now = clock::now();
-  if (d <= d.zero()) {
-    return now;
-  }
-  const auto limit = clock::time_point::max() - now;
-  if (d >= std::chrono::duration_cast<std::chrono::duration<Rep, Period>>(limit)) {
-    return clock::time_point::max();
-  }
-  return now + std::chrono::ceil<clock::duration>(d);
-}
-
-}  // namespace detail
-
 // co_await fjord::sleep_until(t): suspends the coroutine (no thread waits)
 // until t, then resumes it on the pool it was running on. The wait ends
 // early with sleep_status::canceled when a stop is requested on `token`, or,
@@ -105,7 +99,7 @@ timer_service::clock::time_point deadline_after(std::chrono::duration<Rep, Perio
 template <class Clock, class Duration>
 detail::sleep_awaiter sleep_until(std::chrono::time_point<Clock, Duration> t,
                                   std::optional<std::stop_token> token = std::nullopt) {
-  return detail::sleep_awaiter(detail::deadline_after(t - Clock::now()), std::move(token));
+  return detail::sleep_awaiter(detail::deadline_at(t), std::move(token));
 }
 
 // co_await fjord::sleep_for(d): sleep_until(now + d).

@@ -5,11 +5,10 @@
 #include <stdexcept>
 #include <utility>
 
-#include "fjord/detail/completion_latch.hpp"
-#include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/blocking_section.hpp"
+#include "fjord/detail/sync_wait_loop.hpp"
 #include "fjord/detail/task_promise.hpp"
 #include "fjord/detail/transfer.hpp"
-#include "fjord/detail/worker.hpp"
 #include "fjord/task.hpp"
 
 namespace fjord {
@@ -29,16 +28,7 @@ class sync_root {
     struct signal_awaiter {
       bool await_ready() const noexcept { return false; }
       void await_suspend(std::coroutine_handle<promise_type> h) const noexcept {
-        promise_type& p = h.promise();
-        pool_core* pool = p.waiter_pool;
-        if (pool != nullptr) {
-          pool->count_down(p.latch);
-        } else {
-          const void* address = p.latch.futex_address();
-          if (p.latch.count_down() == completion_latch::foreign_waiter) {
-            completion_latch::wake_foreign(address);
-          }
-        }
+        h.promise().loop->finish();  // the last touch: the waiter may return now
       }
       void await_resume() const noexcept {}
     };
@@ -46,8 +36,7 @@ class sync_root {
     void return_void() noexcept {}
     [[noreturn]] void unhandled_exception() noexcept { std::terminate(); }  // cannot happen
 
-    completion_latch latch{1};
-    pool_core* waiter_pool = nullptr;  // set when a worker waits (and helps)
+    sync_wait_loop* loop = nullptr;
   };
 
   explicit sync_root(std::coroutine_handle<promise_type> h) noexcept : handle_(h) {}
@@ -61,24 +50,22 @@ class sync_root {
     }
   }
 
-  // Starts the task on this thread and returns once it has finished. A
-  // worker helps its pool meanwhile; any other thread sleeps on a futex.
+  // Starts the task on this thread and returns once it has finished.
+  // Meanwhile the thread runs the task's coroutines that suspended on it and
+  // are woken (sync_wait_loop); a worker of a pool blocks with compensation
+  // (a spare thread takes its place) instead of helping, so nothing is
+  // buried under the wait and nothing waits behind it.
   void run() noexcept {
-    promise_type& p = handle_.promise();
-    worker* w = current_worker;
-    if (w != nullptr) {
-      p.waiter_pool = w->pool;
-      resume(handle_);
-      w->pool->wait(p.latch);
-      return;
-    }
+    sync_wait_loop loop;
+    handle_.promise().loop = &loop;
+    const sync_wait_loop::scope current(&loop);
     resume(handle_);
-    if (p.latch.done()) {
-      return;  // finished inline: the common case for synchronous chains
+    if (loop.finished()) {
+      loop.run();  // returns at once: nothing was posted
+      return;      // finished inline: the common case for synchronous chains
     }
-    if (!p.latch.set_waiter(completion_latch::foreign_waiter)) {
-      p.latch.wait_foreign();
-    }
+    const blocking_section blocking;
+    loop.run();
   }
 
  private:
@@ -95,8 +82,10 @@ sync_root make_sync_root(const task<T>& t) {
 // Runs t to completion and returns its result (or rethrows its exception).
 // t starts on the calling thread and runs there until it first suspends
 // (on pool::schedule(), a timer, an async primitive ...); the caller then
-// sleeps until t ends, wherever that is. Called from a pool's worker, the
-// worker runs other jobs of its pool while it waits instead of sleeping.
+// sleeps until t ends, wherever that is. Coroutines of t that suspend on a
+// timer or an async primitive while running on the calling thread are
+// resumed on it. Called from a pool's worker, the worker blocks too: a spare
+// thread takes its place until t ends (docs/scheduler.md, "Blocking").
 template <class T>
 T sync_wait(task<T> t) {
   if (!t) {

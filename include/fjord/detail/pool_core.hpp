@@ -9,12 +9,16 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
+
+#include <pthread.h>
 #include <vector>
 
 #include "fjord/detail/asymmetric_fence.hpp"
 #include "fjord/detail/completion_latch.hpp"
 #include "fjord/detail/config.hpp"
+#include "fjord/detail/fork_generation.hpp"
 #include "fjord/detail/injection_queue.hpp"
 #include "fjord/detail/job.hpp"
 #include "fjord/detail/job_heap.hpp"
@@ -46,7 +50,13 @@ class pool_core {
   pool_core(const pool_core&) = delete;
   pool_core& operator=(const pool_core&) = delete;
 
-  std::size_t size() const noexcept { return workers_.size(); }
+  // The number of workers the pool keeps running (pool_options::workers).
+  std::size_t size() const noexcept { return size_; }
+  // Threads made so far: size() plus the spares that stood in for blocked
+  // workers (retired spares are kept for reuse).
+  std::size_t thread_count() const noexcept {
+    return thread_count_.load(std::memory_order_acquire);
+  }
 
   // After a worker pushed onto its own deque: wake a sleeper if there is one
   // and nobody is searching. No fence: a sleeper registers with a heavy fence
@@ -78,6 +88,21 @@ class pool_core {
   void inject(job* first, job* last);
   // The same, always through the linked queue.
   void push_to_queue(job* first, job* last);
+
+  // Hands back a coroutine that parked while running on this pool (a timer
+  // or an async primitive woke it), from any thread, also while the pool is
+  // being destroyed: it is work in progress, not new work, and the pool
+  // cannot end before it runs (see note_parked()).
+  void resume_parked(job* j) noexcept;
+
+  // A coroutine parks while running on one of our workers / runs again on
+  // one. A pool does not end while any coroutine is parked on it, so a
+  // timer or a primitive never wakes a coroutine into a pool that is gone.
+  // Relaxed: both happen on a worker of ours in the middle of a job, before
+  // that worker can go idle (which takes idle_mutex_, where the end of the
+  // pool is decided).
+  void note_parked() noexcept { parked_.fetch_add(1, std::memory_order_relaxed); }
+  void note_resumed() noexcept { parked_.fetch_sub(1, std::memory_order_relaxed); }
 
   // A thread that is not one of our workers: its own lane into this pool,
   // made or adopted on first use, or nullptr when the pool has max_lanes
@@ -114,6 +139,15 @@ class pool_core {
   }
 
   [[noreturn]] static void throw_shutdown();
+  [[noreturn]] static void throw_forked();
+
+  // Refuses new work from outside, runs every job already submitted and
+  // every coroutine parked here, then joins the threads. Idempotent. From
+  // one of the pool's own threads (std::exit called in a job) it cannot wait
+  // for itself: it only refuses new work and returns false; the threads are
+  // then left to the end of the process and the core must not be freed.
+  bool shut_down() noexcept;
+  bool is_shut_down() const noexcept { return stopping_.load(std::memory_order_acquire); }
 
  private:
   // After work was pushed on the linked queue: wake a sleeper if there is
@@ -175,9 +209,17 @@ class pool_core {
  public:
   using deadline_t = std::chrono::steady_clock::time_point;
 
-  // A worker of this pool waits for latch, running other jobs meanwhile;
-  // gives up at deadline. Returns true when the latch is done.
-  bool wait_until(worker& w, completion_latch& latch,
+  // Waits for latch from any thread, at most until deadline; true when the
+  // latch is done. One of our workers helps (runs this pool's jobs
+  // meanwhile) while less than half of its stack is in use, and beyond that
+  // blocks with compensation. Any other thread blocks; a worker of another
+  // pool does so with compensation in its own pool (begin_blocking()).
+  bool wait_until(completion_latch& latch, deadline_t deadline = deadline_t::max()) noexcept;
+  void wait(completion_latch& latch) noexcept { static_cast<void>(wait_until(latch)); }
+
+  // Our worker w waits for latch (fork-join: a join whose second half was
+  // stolen, a group, a future of this pool), helping as wait_until says.
+  bool help_until(worker& w, completion_latch& latch,
                   deadline_t deadline = deadline_t::max()) noexcept;
 
   // Signals one completion to latch's waiter, whoever it is. latch may be
@@ -192,9 +234,15 @@ class pool_core {
     }
   }
 
-  // Waits for latch from any thread: helps if the caller is one of our
-  // workers, sleeps on the futex otherwise.
-  void wait(completion_latch& latch) noexcept;
+  // Compensation (docs/scheduler.md, "Blocking"). Our worker w is about to
+  // block on something other than its own pool's work: it gives up its
+  // place, and a spare thread (a retired one, or a new one up to
+  // pool_options::max_spare_threads) takes it, so the pool keeps size()
+  // threads running. end_blocking() takes the place back; the surplus
+  // thread retires at its next job boundary. Nests (only the outermost pair
+  // counts).
+  void begin_blocking(worker& w) noexcept;
+  void end_blocking(worker& w) noexcept;
 
   void report_unhandled(const std::exception_ptr& e) noexcept;
   void count_suppressed() noexcept { suppressed_.fetch_add(1, std::memory_order_relaxed); }
@@ -213,6 +261,11 @@ class pool_core {
 
   std::int64_t live_heap_blocks() const noexcept;
 
+  // Coroutines parked on this pool right now (for tests).
+  std::int64_t parked_coroutines() const noexcept {
+    return parked_.load(std::memory_order_relaxed);
+  }
+
   // Submission lanes made so far (for tests: lanes of finished threads are
   // reused, so this stays at the peak number of threads submitting at once).
   std::size_t lane_count() const noexcept { return lane_count_.load(std::memory_order_acquire); }
@@ -228,7 +281,27 @@ class pool_core {
     alignas(false_sharing_range) std::atomic<std::uint32_t> submitters{0};
   };
 
+  static void thread_main(void* w) noexcept;
+  static void forget_lanes_in_fork_children() noexcept;
   void worker_main(worker& w) noexcept;
+  // Makes the next worker (index thread_count()) and starts its thread;
+  // 0, or the error that refused it (the slot is kept for a later try).
+  int start_thread() noexcept;
+  // A surplus thread with an empty deque leaves the running set until a
+  // blocked worker needs a stand-in (returns at once otherwise); false when
+  // the pool has ended meanwhile.
+  bool retire(worker& w) noexcept;
+  // Under idle_mutex_: the surplus flag from running_.
+  void update_surplus_locked() noexcept {
+    surplus_.store(running_ > size_, std::memory_order_relaxed);
+  }
+  // Under idle_mutex_, once the destructor began: true (and exit_ set) when
+  // nothing can create work any more.
+  bool try_end_locked() noexcept;
+  // A blocked worker waiting for one of its own latches.
+  bool block_until(worker& w, completion_latch& latch, deadline_t deadline) noexcept;
+  // Any thread but our workers: sleeps on the latch's futex.
+  static bool wait_foreign(completion_latch& latch, deadline_t deadline) noexcept;
   void run(worker& w, job* j) noexcept {
     w.counters.jobs_run.bump();
     run_job(j);
@@ -259,8 +332,20 @@ class pool_core {
   std::atomic<bool> drained_{false};
   std::atomic<bool> exit_{false};
   std::atomic<std::uint64_t> suppressed_{0};
+  // Coroutines parked on this pool (timers, async primitives).
+  alignas(false_sharing_range) std::atomic<std::int64_t> parked_{0};
+  // More threads run than size(): one retires at its next job boundary.
+  alignas(false_sharing_range) std::atomic<bool> surplus_{false};
 
-  std::vector<std::unique_ptr<worker>> workers_;
+  const std::size_t size_;
+  const std::size_t max_threads_;  // size_ + max_spare_threads
+  const std::size_t stack_size_;
+  const std::size_t deque_capacity_;
+  const std::string name_;
+  // Slots for max_threads_ workers; the first thread_count_ are made. A slot
+  // never changes once made, so thieves index it without a lock.
+  std::unique_ptr<std::unique_ptr<worker>[]> workers_;
+  std::atomic<std::size_t> thread_count_{0};
   job_recycler recycler_;  // destroyed after the workers' threads are joined
   std::vector<std::unique_ptr<shard>> shards_;
 
@@ -272,6 +357,8 @@ class pool_core {
   // lane whose thread left is adopted by the next thread that needs one.
   static constexpr std::size_t max_lanes = 64;
   const std::uint64_t id_;  // never reused: names this pool in thread caches
+  // The fork() generation the threads were made in (fork_generation.hpp).
+  const unsigned fork_generation_;
   std::mutex lanes_mutex_;
   std::vector<std::shared_ptr<submission_lane>> lane_owners_;  // guarded
   std::array<std::atomic<submission_lane*>, max_lanes> lanes_{};
@@ -280,8 +367,18 @@ class pool_core {
   std::mutex idle_mutex_;
   std::vector<worker*> idle_;       // parked workers, most recent last
   std::size_t idle_main_loop_ = 0;  // of which are idle in the main loop
+  std::vector<worker*> retired_;    // spares out of the running set
+  std::size_t running_ = 0;         // threads neither blocked nor retired
+  std::size_t reserved_ = 0;        // threads made or being made
 
-  std::vector<std::thread> threads_;
+  std::mutex threads_mutex_;  // serialises starting threads; guards threads_
+  std::vector<pthread_t> threads_;
+  std::mutex shut_down_mutex_;  // one shut_down() at a time
+  bool joined_ = false;         // guarded by shut_down_mutex_
 };
+
+// fjord::default_pool()'s core, made if need be; nullptr when it cannot be
+// made (a bad FJORD_WORKERS) or is shut down (static destruction).
+pool_core* default_pool_core_if_open() noexcept;
 
 }  // namespace fjord::detail

@@ -4,6 +4,7 @@
 
 #include "fjord/detail/job.hpp"
 #include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/sync_wait_loop.hpp"
 #include "fjord/detail/transfer.hpp"
 #include "fjord/detail/worker.hpp"
 
@@ -28,37 +29,51 @@ struct resume_job : job {
 void resume_inline(resume_job& j) noexcept;
 
 // A coroutine parked on a timer or an async primitive, and where it goes on
-// when woken: back to the pool it was running on (as a job, on the waker's
-// own deque when the waker is a worker of that pool). One that was not on a
-// pool goes to `fallback` if given (timers: fjord::default_pool(), so user
-// code never runs on the timer thread), else to the waker's pool if the waker
-// is a worker (it must not wait behind the worker's current job), else it
-// runs inline on the waking thread, through the trampoline.
-// The pool a coroutine suspended on must outlive its parked state.
+// when woken: back to the thread blocked in sync_wait that it was running
+// on (its task's), or else back to the pool it was running on (as a job, on
+// the waker's own deque when the waker is a worker of that pool; also while
+// that pool is being destroyed, which waits for it). A coroutine that was on neither (driven
+// by some other library) goes to the waker's pool if the waker is a worker,
+// else to fjord::default_pool(), else (static destruction) runs inline on
+// the waking thread, through the trampoline.
 struct parked_coroutine : resume_job {
   pool_core* home = nullptr;
+  sync_wait_loop* loop = nullptr;
 
   void park(std::coroutine_handle<> h) noexcept {
     handle = h;
     const worker* w = current_worker;
-    home = w != nullptr ? w->pool : nullptr;
+    if (sync_wait_loop* waiting = sync_wait_loop::current(); waiting != nullptr || w == nullptr) {
+      // Part of the task a sync_wait on this thread runs (on a worker too:
+      // the worker is blocked in that sync_wait, and must not depend on
+      // other threads of its pool, which may all be blocked likewise).
+      home = nullptr;
+      loop = waiting;
+      job::execute = &resume_job::execute;
+    } else {
+      home = w->pool;
+      loop = nullptr;
+      job::execute = &resume_at_home;
+      home->note_parked();
+    }
   }
 
-  void wake(pool_core* fallback = nullptr) noexcept {
-    pool_core* target = home != nullptr ? home : fallback;
-    if (target == nullptr && current_worker != nullptr) {
-      target = current_worker->pool;
+  // The coroutine did not suspend after all (a sleep canceled before its
+  // timer was armed): undo park().
+  void unpark_unsuspended() noexcept {
+    if (home != nullptr) {
+      home->note_resumed();
     }
-    if (target != nullptr) {
-      try {
-        target->enqueue(this);
-        return;
-      } catch (...) {
-        // The pool refuses work from outside once its destruction began;
-        // rather than lose the coroutine, run it here.
-      }
-    }
-    resume_inline(*this);
+  }
+
+  // Sends the coroutine on (see above). *this may be gone once it returns.
+  void wake() noexcept;
+
+ private:
+  static void resume_at_home(job* j) noexcept {
+    auto* self = static_cast<parked_coroutine*>(j);
+    self->home->note_resumed();  // on a worker of home, before it can go idle
+    resume(self->handle);
   }
 };
 

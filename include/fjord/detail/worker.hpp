@@ -57,16 +57,18 @@ struct alignas(false_sharing_range) worker {
   parker sleeper;
   worker_counters counters;
   std::uint64_t rng;
-  bool searching = false;       // counted as a searcher in the census
-  bool stealing = false;        // counted as a thief too (registered with a heavy fence)
-  std::uint32_t ticks = 0;      // jobs run since the injection queues were last checked
-  bool lanes_first = false;     // which injection path take_injected tries first
-  std::size_t lane_cursor = 0;  // the submission lane take_injected tries first
+  bool searching = false;            // counted as a searcher in the census
+  bool stealing = false;             // counted as a thief too (registered with a heavy fence)
+  std::uint32_t ticks = 0;           // jobs run since the injection queues were last checked
+  bool lanes_first = false;          // which injection path take_injected tries first
+  std::size_t lane_cursor = 0;       // the submission lane take_injected tries first
+  std::uint32_t blocking_depth = 0;  // nested blocking sections (begin_blocking)
 
   // idle: guarded by pool_core::idle_mutex_
   std::size_t idle_position = ~std::size_t{0};
   bool idle_in_main_loop = false;
   bool woken_as_searcher = false;
+  bool retired = false;  // a surplus thread out of the running set
 };
 
 // The worker running on this thread, or nullptr. initial-exec: one

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <functional>
+#include <type_traits>
+#include <utility>
+
+#include "fjord/detail/blocking_section.hpp"
+
+namespace fjord {
+
+// Runs f() on the calling thread and returns its result. Called on a pool's
+// worker, it first hands the worker's place to a spare thread, so a
+// blocking call in f (a lock, a syscall, a std::latch, a wait on something
+// outside fjord) leaves the pool with its full number of running threads
+// and cannot starve or deadlock it; the spare retires once f returns. Jobs
+// the worker had pushed stay available to the others. On any other thread
+// it simply calls f(). (fjord's own blocking waits, sync_wait and waits on
+// another pool's work, do this by themselves.)
+template <class F>
+decltype(auto) block_in_place(F&& f) {
+  const detail::blocking_section blocking;
+  return std::invoke(std::forward<F>(f));
+}
+
+}  // namespace fjord

@@ -1,0 +1,68 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "fjord/detail/job.hpp"
+
+namespace fjord::detail {
+
+// What a thread blocked in sync_wait waits on: the end of its task, and the
+// coroutines of that task that suspended while running on this thread (a
+// sleep, an async primitive) and are woken again. They come back here, to
+// the thread they came from, instead of to some pool (which a plain thread
+// does not have, and which may not exist any more during static
+// destruction).
+//
+// Lifetime: the loop lives in sync_wait's stack frame and is gone the
+// moment run() returns, while other threads may still be posting to it. So
+// a poster's last touch is one atomic increment of `events_` (after its
+// push), and run() returns only once it has taken as many jobs as posters
+// have signalled, and the task has signalled its end (finish(), also a last
+// touch). Each poster's job belongs to the task, so the task cannot end
+// before the loop took it. The futex word is `events_` itself, and a wake
+// on it after the loop is gone is harmless (futex.hpp).
+class sync_wait_loop {
+ public:
+  sync_wait_loop() noexcept = default;
+  sync_wait_loop(const sync_wait_loop&) = delete;
+  sync_wait_loop& operator=(const sync_wait_loop&) = delete;
+
+  // Any thread: j runs on the loop's thread.
+  void post(job* j) noexcept;
+  // The task has ended (its root's final step; any thread).
+  void finish() noexcept;
+  // True once finish() was called: nothing to wait for.
+  bool finished() const noexcept {
+    return (events_.load(std::memory_order_acquire) & done_bit) != 0;
+  }
+  // The loop's thread: runs posted jobs until the task has ended and every
+  // poster is done with the loop.
+  void run() noexcept;
+
+  // The innermost loop running on this thread (nested sync_waits nest).
+  static sync_wait_loop* current() noexcept;
+  class scope {  // makes a loop (or none) current for a while
+   public:
+    explicit scope(sync_wait_loop* loop) noexcept;
+    ~scope();
+    scope(const scope&) = delete;
+    scope& operator=(const scope&) = delete;
+
+   private:
+    sync_wait_loop* outer_;
+  };
+
+ private:
+  static constexpr std::uint32_t done_bit = 1u << 31;
+  static constexpr std::uint32_t sleeping_bit = 1u << 30;
+  static constexpr std::uint32_t count_mask = sleeping_bit - 1;
+
+  void signal(std::uint32_t bits) noexcept;
+
+  std::atomic<job*> posted_{nullptr};     // a LIFO of posted jobs
+  std::atomic<std::uint32_t> events_{0};  // posts signalled, plus the two bits
+  std::uint32_t taken_ = 0;               // jobs run (the loop's thread only)
+};
+
+}  // namespace fjord::detail

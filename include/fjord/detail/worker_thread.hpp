@@ -1,0 +1,44 @@
+#pragma once
+
+#include <pthread.h>
+
+#include <cstddef>
+
+namespace fjord::detail {
+
+// Worker threads: a stack of a chosen size with a guard region below it, and
+// an overflow into that region reported as what it is. A SIGSEGV handler
+// (installed once, on an alternate signal stack per worker) prints
+// "fjord: stack overflow on worker thread <name> ..." and aborts when the
+// faulting address lies in the guard region of the thread that faulted;
+// any other fault goes to the handler that was there before (or the
+// default action), unchanged. Under AddressSanitizer, which reports stack
+// overflows itself, fjord installs nothing.
+
+// The guard region's size: large enough that one big frame cannot jump it.
+inline constexpr std::size_t stack_guard_size = std::size_t{64} << 10;
+
+// Starts `entry(arg)` on a new thread with a stack of stack_size bytes.
+// Returns 0 or the error pthread_create reported.
+int start_worker_thread(pthread_t& thread, std::size_t stack_size, void (*entry)(void*),
+                        void* arg) noexcept;
+
+// Runs on the worker thread for as long as it lives: records the stack's
+// bounds and sets up the alternate signal stack the overflow report runs on.
+class worker_thread_scope {
+ public:
+  explicit worker_thread_scope(const char* name) noexcept;
+  ~worker_thread_scope();
+  worker_thread_scope(const worker_thread_scope&) = delete;
+  worker_thread_scope& operator=(const worker_thread_scope&) = delete;
+
+ private:
+  void* alternate_stack_ = nullptr;
+};
+
+// Bytes of the calling worker thread's stack in use below its top, and its
+// size; both 0 on a thread that is not a fjord worker.
+std::size_t stack_in_use() noexcept;
+std::size_t stack_size_of_this_thread() noexcept;
+
+}  // namespace fjord::detail

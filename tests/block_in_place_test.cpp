@@ -1,0 +1,214 @@
+// Compensation: a worker that blocks on something other than its own
+// pool's fork-join work gives its place to a spare thread, so nothing is
+// buried under the wait and nothing deadlocks (docs/scheduler.md,
+// "Blocking").
+
+#include "fjord/block_in_place.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <latch>
+#include <thread>
+#include <vector>
+
+#include "fjord/async_latch.hpp"
+#include "fjord/future.hpp"
+#include "fjord/join.hpp"
+#include "fjord/pool.hpp"
+#include "fjord/sleep.hpp"
+#include "fjord/sync_wait.hpp"
+#include "fjord/task.hpp"
+#include "fjord/task_group.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+// Waits (bounded) until pred holds; fails the test with `what` otherwise.
+template <class Pred>
+void expect_within(std::chrono::seconds limit, Pred pred, const char* what) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > end) {
+      FAIL() << "timed out: " << what;
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+}
+
+}  // namespace
+
+TEST(block_in_place, a_blocked_worker_is_replaced_so_later_jobs_run) {
+  // One worker. Job A blocks on a std::latch that only job B (posted after
+  // A started) releases: without a stand-in thread, B would never run.
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  std::latch a_started(1);
+  std::latch released(1);
+  std::atomic<bool> a_done{false};
+  p.post([&] {
+    a_started.count_down();
+    fjord::block_in_place([&] { released.wait(); });
+    a_done = true;
+  });
+  a_started.wait();
+  p.post([&] { released.count_down(); });
+  expect_within(
+      10s, [&] { return a_done.load(); }, "the blocked job finished");
+}
+
+TEST(block_in_place, returns_the_result_and_does_nothing_special_off_a_pool) {
+  EXPECT_EQ(fjord::block_in_place([] { return 7; }), 7);
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  EXPECT_EQ(p.invoke([] { return fjord::block_in_place([] { return 8; }); }), 8);
+}
+
+TEST(block_in_place, many_jobs_that_sync_wait_a_sleep_do_not_nest_on_one_stack) {
+  // Each job blocks in sync_wait on a timer. If the worker helped while
+  // waiting, every job would run inside the previous one's wait (20,000
+  // frames deep, and never finishing before all were started).
+  constexpr int jobs = 20000;
+  std::atomic<int> done{0};
+  {
+    fjord::pool p(fjord::pool_options{.workers = 1});
+    for (int i = 0; i < jobs; ++i) {
+      p.post([&] {
+        fjord::sync_wait([]() -> fjord::task<void> { co_await fjord::sleep_for(1ms); }());
+        done.fetch_add(1, std::memory_order_relaxed);
+      });
+    }
+  }
+  EXPECT_EQ(done.load(), jobs);
+}
+
+TEST(block_in_place, sync_wait_on_a_worker_does_not_run_the_job_it_waits_for_underneath) {
+  // One worker. J1 sync_waits work on another pool, then counts a latch
+  // down; J2 sync_waits that latch. Were J2 run inside J1's wait, J1 could
+  // never resume: a deadlock.
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  fjord::pool other(fjord::pool_options{.workers = 1});
+  fjord::async_latch latch(1);
+  std::latch j1_waiting(1);
+  std::atomic<bool> j2_done{false};
+  p.post([&] {
+    fjord::sync_wait([&]() -> fjord::task<void> {
+      co_await other.schedule();
+      j1_waiting.count_down();
+      std::this_thread::sleep_for(20ms);
+    }());
+    latch.count_down();
+  });
+  j1_waiting.wait();
+  p.post([&] {
+    fjord::sync_wait([&]() -> fjord::task<void> { co_await latch.wait(); }());
+    j2_done = true;
+  });
+  expect_within(
+      10s, [&] { return j2_done.load(); }, "J2 finished");
+}
+
+TEST(block_in_place, joins_nested_across_two_one_worker_pools_finish) {
+  fjord::pool a(fjord::pool_options{.workers = 1});
+  fjord::pool b(fjord::pool_options{.workers = 1});
+  auto f = [] { return 1; };
+  auto g = [] { return 2; };
+  auto h = [] { return 3; };
+  const int r = a.invoke([&] {
+    return fjord::join(
+               b, [&] { return fjord::join(a, f, g).first; }, h)
+        .first;
+  });
+  EXPECT_EQ(r, 1);
+}
+
+TEST(block_in_place, submit_and_get_nested_across_pools_finish) {
+  fjord::pool a(fjord::pool_options{.workers = 1});
+  fjord::pool b(fjord::pool_options{.workers = 1});
+  const int r = a.submit([&] {
+                   return b.submit([&] { return a.submit([] { return 5; }).get() + 1; }).get();
+                 }).get();
+  EXPECT_EQ(r, 6);
+}
+
+TEST(block_in_place, task_groups_nested_across_pools_finish) {
+  fjord::pool a(fjord::pool_options{.workers = 1});
+  fjord::pool b(fjord::pool_options{.workers = 1});
+  std::atomic<int> ran{0};
+  a.invoke([&] {
+    fjord::task_group on_b(b);
+    for (int i = 0; i < 4; ++i) {
+      on_b.run([&] {
+        fjord::task_group on_a(a);
+        for (int k = 0; k < 4; ++k) {
+          on_a.run([&] { ran.fetch_add(1); });
+        }
+        on_a.wait();
+      });
+    }
+    on_b.wait();
+  });
+  EXPECT_EQ(ran.load(), 16);
+}
+
+TEST(block_in_place, every_job_runs_once_while_spares_come_and_go) {
+  constexpr int rounds = 200;
+  constexpr int per_round = 50;
+  std::vector<std::atomic<int>> runs(rounds * per_round);
+  {
+    fjord::pool p(fjord::pool_options{.workers = 2});
+    std::vector<fjord::future<void>> blockers;
+    for (int r = 0; r < rounds; ++r) {
+      // A blocking job now and then makes a spare start or return.
+      blockers.push_back(
+          p.submit([] { fjord::block_in_place([] { std::this_thread::sleep_for(100us); }); }));
+      for (int i = 0; i < per_round; ++i) {
+        p.post([&runs, k = r * per_round + i] { runs[static_cast<std::size_t>(k)].fetch_add(1); });
+      }
+    }
+    for (auto& f : blockers) {
+      f.get();
+    }
+  }
+  for (const auto& n : runs) {
+    ASSERT_EQ(n.load(), 1);
+  }
+}
+
+TEST(block_in_place, nested_joins_use_only_the_stack_they_need) {
+  // 100,000 nested joins fit the default worker stack in an optimised
+  // build (about 200 bytes a level; the sanitizers' frames are far larger).
+#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  constexpr int depth = 100000;
+#else
+  constexpr int depth = 5000;
+#endif
+  struct nest {
+    static int down(int n) {
+      if (n == 0) {
+        return 0;
+      }
+      auto [x, y] = fjord::join([n] { return down(n - 1); }, [] { return 1; });
+      return x + y;
+    }
+  };
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  EXPECT_EQ(p.invoke([] { return nest::down(depth); }), depth);
+}
+
+TEST(block_in_place, a_worker_stack_overflow_is_reported_as_such) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        fjord::pool p(fjord::pool_options{.workers = 1, .stack_size = 256 * 1024});
+        struct deep {
+          static int down(int n) {
+            volatile char frame[512];
+            frame[0] = static_cast<char>(n);
+            return n == 0 ? frame[0] : down(n - 1) + frame[0];
+          }
+        };
+        p.invoke([] { return deep::down(1 << 30); });
+      },
+      "stack.overflow");
+}

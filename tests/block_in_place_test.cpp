@@ -9,7 +9,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <future>
 #include <latch>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -18,6 +21,7 @@
 #include "fjord/join.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/sleep.hpp"
+#include "fjord/spawn.hpp"
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
 #include "fjord/task_group.hpp"
@@ -211,4 +215,101 @@ TEST(block_in_place, a_worker_stack_overflow_is_reported_as_such) {
         p.invoke([] { return deep::down(1 << 30); });
       },
       "stack.overflow");
+}
+
+TEST(block_in_place, spares_are_reused_across_blocking_episodes) {
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  for (int i = 0; i < 50; ++i) {
+    p.invoke([] { fjord::block_in_place([] { std::this_thread::sleep_for(200us); }); });
+  }
+  // The worker and one spare, retired and woken again each time.
+  EXPECT_LE(p.stats().workers.size(), 2u);
+}
+
+TEST(block_in_place, no_spare_threads_when_compensation_is_off) {
+  fjord::pool p(fjord::pool_options{.workers = 1, .max_spare_threads = 0});
+  std::atomic<int> ran{0};
+  p.invoke([&] { fjord::block_in_place([&] { ran = 1; }); });
+  EXPECT_EQ(ran.load(), 1);
+  EXPECT_EQ(p.stats().workers.size(), 1u);
+}
+
+TEST(block_in_place, a_worker_deep_in_its_stack_blocks_instead_of_helping) {
+  // Two workers with small stacks. Worker X, with more than half its stack
+  // in use, joins; the other worker steals the second half and holds it for
+  // a while. Posted jobs must then run on a spare, never on X inside its
+  // wait (helping would stack them on X's nearly full stack).
+  fjord::pool p(fjord::pool_options{.workers = 2, .stack_size = 256 * 1024});
+  std::atomic<std::thread::id> waiter{};
+  std::atomic<bool> in_wait{false};
+  std::atomic<int> ran_inside_wait{0};
+  std::atomic<int> posts_ran{0};
+  std::atomic<bool> b_started{false};
+  struct deep {
+    static int down(int n, const std::function<void()>& at_bottom) {
+      volatile char frame[1024];
+      frame[0] = 1;
+      if (n == 0) {
+        at_bottom();
+        return frame[0];
+      }
+      return down(n - 1, at_bottom) + frame[0];
+    }
+  };
+  auto f = p.submit([&] {
+    static_cast<void>(deep::down(160, [&] {  // about 160 KiB of 256
+      waiter = std::this_thread::get_id();
+      fjord::join(
+          [&] {
+            while (!b_started.load()) {
+              std::this_thread::yield();
+            }
+            in_wait = true;
+          },
+          [&] {
+            b_started = true;
+            std::this_thread::sleep_for(50ms);
+          });
+      in_wait = false;
+    }));
+  });
+  while (!in_wait.load() && f.wait_for(0s) != std::future_status::ready) {
+    std::this_thread::yield();
+  }
+  for (int i = 0; i < 100; ++i) {
+    p.post([&] {
+      if (in_wait.load() && std::this_thread::get_id() == waiter.load()) {
+        ran_inside_wait.fetch_add(1);
+      }
+      posts_ran.fetch_add(1);
+    });
+  }
+  f.get();
+  expect_within(
+      10s, [&] { return posts_ran.load() == 100; }, "every post ran");
+  EXPECT_EQ(ran_inside_wait.load(), 0);
+}
+
+TEST(block_in_place, destroying_a_pool_waits_for_a_parked_coroutine) {
+  fjord::async_latch gate(1);
+  std::atomic<bool> resumed{false};
+  std::atomic<bool> destroyed{false};
+  // Named and made before the pool: the coroutine uses its captures.
+  auto body = [&]() -> fjord::task<void> {
+    co_await gate.wait();
+    resumed = true;
+  };
+  auto p = std::make_unique<fjord::pool>(fjord::pool_options{.workers = 1});
+  fjord::spawn(*p, body());
+  expect_within(
+      10s, [&] { return p->core().parked_coroutines() == 1; }, "the coroutine parked");
+  std::thread destroyer([&] {
+    p.reset();
+    destroyed = true;
+  });
+  std::this_thread::sleep_for(30ms);
+  EXPECT_FALSE(destroyed.load());  // still waiting for the parked coroutine
+  gate.count_down();               // wakes it from outside, during the drain
+  destroyer.join();
+  EXPECT_TRUE(resumed.load());
 }

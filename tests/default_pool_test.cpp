@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "fjord/invoke.hpp"
 #include "fjord/join.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/shutdown_error.hpp"
@@ -76,6 +77,7 @@ struct uses_fjord_at_exit {
   ~uses_fjord_at_exit() {
     // join runs both closures inline.
     auto [a, b] = fjord::join([] { return 1; }, [] { return 2; });
+    auto [c, d, e] = fjord::invoke([] { return 3; }, [] { return 4; }, [] { return 5; });
     // A sleep resumes on this thread, which waits in sync_wait.
     const auto slept = fjord::sync_wait(
         []() -> fjord::task<fjord::sleep_status> { co_return co_await fjord::sleep_for(2ms); }());
@@ -86,14 +88,20 @@ struct uses_fjord_at_exit {
     } catch (const fjord::shutdown_error&) {
       refused = true;
     }
+    bool submit_refused = false;
+    try {
+      static_cast<void>(fjord::default_pool().submit([] { return 1; }));
+    } catch (const fjord::shutdown_error&) {
+      submit_refused = true;
+    }
     bool spawn_refused = false;
     try {
       fjord::spawn(fjord::default_pool(), []() -> fjord::task<void> { co_return; }());
     } catch (const fjord::shutdown_error&) {
       spawn_refused = true;
     }
-    const bool ok =
-        a == 1 && b == 2 && slept == fjord::sleep_status::elapsed && refused && spawn_refused;
+    const bool ok = a == 1 && b == 2 && c + d + e == 12 && slept == fjord::sleep_status::elapsed &&
+                    refused && submit_refused && spawn_refused;
     std::_Exit(ok ? 42 : 1);
   }
 };

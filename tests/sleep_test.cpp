@@ -182,14 +182,15 @@ TEST(sleep, a_timer_firing_while_its_pool_is_destroyed_resumes_on_that_pool) {
   std::atomic<bool> on_its_pool{false};
   std::atomic<bool> finished{false};
   fjord::pool* where = nullptr;
+  // Made before the pool: the coroutine uses its captures until the end.
+  auto sleeper = [&]() -> fjord::task<void> {
+    co_await fjord::sleep_for(30ms);
+    on_its_pool = fjord::current_pool() == where;
+    finished = true;
+  };
   {
     fjord::pool p(fjord::pool_options{.workers = 1});
     where = &p;
-    auto sleeper = [&]() -> fjord::task<void> {
-      co_await fjord::sleep_for(30ms);
-      on_its_pool = fjord::current_pool() == where;
-      finished = true;
-    };
     fjord::spawn(p, sleeper());
     std::this_thread::sleep_for(1ms);
   }  // ~pool: drains, the timer fires meanwhile

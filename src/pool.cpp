@@ -196,6 +196,10 @@ bool pool_core::shut_down() noexcept {
     }
     pthread_join(t, nullptr);
   }
+  // A waker that handed us a coroutine may still be in resume_parked().
+  while (wakers_.load(std::memory_order_acquire) != 0) {
+    std::this_thread::yield();
+  }
   // Every job has run: the rings can go, even where a thread still holds
   // its lane.
   // (Under the mutex: a submission refused at shutdown may still have made
@@ -335,13 +339,18 @@ void pool_core::resume_parked(job* j) noexcept {
     notify_local_push();
     return;
   }
-  // From outside, also during shutdown (no stopping_ check, no submitters
-  // count): the pool cannot end while parked_ counts this coroutine, and
-  // the worker that runs it is the one that lowers the count.
+  // From outside, also during shutdown (no stopping_ check): the pool
+  // cannot end before this job ran, since parked_ counts it until then. But
+  // it can end right after, while we are still in notify_injected(): so
+  // wakers_ counts us, and shut_down() waits for it to drop after joining
+  // the threads (the increment happens before the push, hence before the
+  // end). Our last touch is the decrement.
+  wakers_.fetch_add(1, std::memory_order_relaxed);
   shard& s = *shards_[w != nullptr && w->pool == this ? (w->index & shard_mask_)
                                                       : shard_for_this_thread()];
   s.queue.push_chain(j, j);
   notify_injected();
+  wakers_.fetch_sub(1, std::memory_order_release);
 }
 
 namespace {

@@ -72,7 +72,7 @@ void on_segv(int sig, siginfo_t* info, void* context) noexcept {
   ::signal(SIGSEGV, SIG_DFL);
 }
 
-void install_handler_once() noexcept {
+[[maybe_unused]] void install_handler_once() noexcept {
   static std::once_flag once;
   std::call_once(once, [] {
     struct sigaction action {};

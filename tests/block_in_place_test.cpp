@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fjord/async_latch.hpp"
+#include "fjord/detail/worker_thread.hpp"
 #include "fjord/future.hpp"
 #include "fjord/join.hpp"
 #include "fjord/pool.hpp"
@@ -239,25 +240,27 @@ TEST(block_in_place, a_worker_deep_in_its_stack_blocks_instead_of_helping) {
   // in use, joins; the other worker steals the second half and holds it for
   // a while. Posted jobs must then run on a spare, never on X inside its
   // wait (helping would stack them on X's nearly full stack).
-  fjord::pool p(fjord::pool_options{.workers = 2, .stack_size = 256 * 1024});
+  fjord::pool p(fjord::pool_options{.workers = 2, .stack_size = 1024 * 1024});
   std::atomic<std::thread::id> waiter{};
   std::atomic<bool> in_wait{false};
   std::atomic<int> ran_inside_wait{0};
   std::atomic<int> posts_ran{0};
   std::atomic<bool> b_started{false};
   struct deep {
-    static int down(int n, const std::function<void()>& at_bottom) {
+    // Recurses until 60% of the worker's stack is in use (frame sizes vary
+    // by compiler and sanitizer), then calls at_bottom.
+    static int down(const std::function<void()>& at_bottom) {
       volatile char frame[1024];
       frame[0] = 1;
-      if (n == 0) {
+      if (fjord::detail::stack_in_use() * 10 > fjord::detail::stack_size_of_this_thread() * 6) {
         at_bottom();
         return frame[0];
       }
-      return down(n - 1, at_bottom) + frame[0];
+      return down(at_bottom) + frame[0];
     }
   };
   auto f = p.submit([&] {
-    static_cast<void>(deep::down(160, [&] {  // about 160 KiB of 256
+    static_cast<void>(deep::down([&] {
       waiter = std::this_thread::get_id();
       fjord::join(
           [&] {

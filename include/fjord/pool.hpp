@@ -119,7 +119,7 @@ class pool {
  public:
   // workers = available_cpus(), default options.
   pool() : pool(pool_options{}) {}
-  explicit pool(const pool_options& options) : core_(std::make_unique<detail::pool_core>(options)) {
+  explicit pool(const pool_options& options) : core_(new detail::pool_core(options)) {
     core_->public_pool = this;
   }
   pool(const pool&) = delete;
@@ -129,9 +129,10 @@ class pool {
   // a job), it cannot wait for itself: the pool then refuses new work and
   // its threads and memory are left to the end of the process.
   ~pool() {
-    if (!core_->shut_down()) {
-      core_->public_pool = nullptr;
-      static_cast<void>(core_.release());
+    // Not freed (and not written: other threads may still read core_ in
+    // an exiting process) when shut down from one of its own threads.
+    if (core_->shut_down()) {
+      delete core_;
     }
   }
 
@@ -159,7 +160,7 @@ class pool {
     }
     using job_t = detail::posted_job<fn_t>;
     auto* j = detail::construct_job<job_t>(core_->allocate_job(sizeof(job_t), alignof(job_t)),
-                                           std::forward<F>(f), core_.get());
+                                           std::forward<F>(f), core_);
     try {
       if (lane_refused) {
         core_->push_to_queue(j, j);
@@ -182,7 +183,7 @@ class pool {
     try {
       for (auto&& f : callables) {
         auto* j = detail::construct_job<job_t>(core_->allocate_job(sizeof(job_t), alignof(job_t)),
-                                               fn_t(std::forward<decltype(f)>(f)), core_.get());
+                                               fn_t(std::forward<decltype(f)>(f)), core_);
         if (last == nullptr) {
           first = j;
         } else {
@@ -210,7 +211,7 @@ class pool {
   [[nodiscard]] auto submit(F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>> {
     using value_t = std::invoke_result_t<std::decay_t<F>&>;
     using job_t = detail::submitted_job<std::decay_t<F>, value_t>;
-    auto* j = job_t::make(std::forward<F>(f), core_.get());
+    auto* j = job_t::make(std::forward<F>(f), core_);
     future<value_t> result(j);
     try {
       core_->enqueue(j);
@@ -227,7 +228,7 @@ class pool {
   decltype(auto) invoke(F&& f) {
     using value_t = std::invoke_result_t<F&>;
     detail::worker* w = detail::current_worker;
-    if (w != nullptr && w->pool == core_.get()) {
+    if (w != nullptr && w->pool == core_) {
       return std::invoke(f);
     }
     struct invoke_job final : detail::job {
@@ -242,7 +243,7 @@ class pool {
       detail::completion_latch latch{1};
       detail::result_slot<value_t> result;
     };
-    invoke_job j(f, core_.get());
+    invoke_job j(f, core_);
     core_->inject(&j, &j);
     core_->wait(j.latch);
     if (j.result.has_error()) {
@@ -263,7 +264,7 @@ class pool {
   // True when the calling thread is one of this pool's workers.
   bool owns_current_thread() const noexcept {
     const detail::worker* w = detail::current_worker;
-    return w != nullptr && w->pool == core_.get();
+    return w != nullptr && w->pool == core_;
   }
 
   detail::pool_core& core() noexcept { return *core_; }
@@ -276,7 +277,7 @@ class pool {
     detail::job_heap::deallocate_unrun(j);
   }
 
-  std::unique_ptr<detail::pool_core> core_;
+  detail::pool_core* const core_;  // owned (see ~pool)
 };
 
 // The pool whose worker is running the calling thread, or nullptr.

@@ -334,6 +334,8 @@ class pool_core {
   std::atomic<std::uint64_t> suppressed_{0};
   // Coroutines parked on this pool (timers, async primitives).
   alignas(false_sharing_range) std::atomic<std::int64_t> parked_{0};
+  // Threads inside resume_parked() from outside (see there).
+  std::atomic<std::uint32_t> wakers_{0};
   // More threads run than size(): one retires at its next job boundary.
   alignas(false_sharing_range) std::atomic<bool> surplus_{false};
 

@@ -37,7 +37,7 @@ struct transfer_slot {
 };
 inline constinit thread_local transfer_slot pending_transfer{};
 
-inline constexpr std::ptrdiff_t bounce_stack_depth = 16 * 1024;
+inline constexpr std::ptrdiff_t bounce_stack_depth = std::ptrdiff_t{16} << 10;
 
 // Resumes h, then whatever it transferred to through the slot, and so on.
 // Re-entrant: a resumption nested inside a coroutine body drives its own

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -142,7 +143,19 @@ int pool_core::start_thread() noexcept {
 
 void pool_core::thread_main(void* w) noexcept {
   auto& self = *static_cast<worker*>(w);
-  self.pool->worker_main(self);
+  pool_core& pool = *self.pool;
+  std::string name;
+  try {
+    name = pool.name_ + "-" + std::to_string(self.index);
+    name.resize(std::min<std::size_t>(name.size(), 15));  // Linux keeps 15 bytes
+  } catch (...) {
+    name = "fjord";
+  }
+  pthread_setname_np(pthread_self(), name.c_str());
+  const worker_thread_scope stack(name.c_str());
+  // Apart from the set-up above: the hot loop stays small enough to inline
+  // next_job() into it.
+  pool.worker_main(self);
 }
 
 bool pool_core::shut_down() noexcept {

@@ -1,18 +1,14 @@
 // The worker side of the scheduler: the main loop, searching for work,
 // sleeping and waking. docs/scheduler.md argues why no wake-up is lost.
 
-#include <pthread.h>
-
-#include <algorithm>
 #include <chrono>
-#include <string>
 #include <utility>
 
 #include "fjord/detail/blocking_section.hpp"
 #include "fjord/detail/futex.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/sync_wait_loop.hpp"
-#include "fjord/detail/worker_thread.hpp"
+#include "fjord/detail/worker_thread.hpp"  // stack_in_use
 
 namespace fjord::detail {
 
@@ -45,10 +41,6 @@ job* pool_core::next_job(worker& w, const completion_latch* until, deadline_t de
 }
 
 void pool_core::worker_main(worker& w) noexcept {
-  std::string name = name_ + "-" + std::to_string(w.index);
-  name.resize(std::min<std::size_t>(name.size(), 15));  // Linux keeps 15 bytes
-  pthread_setname_np(pthread_self(), name.c_str());
-  const worker_thread_scope stack(name.c_str());
   current_worker = &w;
   while (true) {
     // A surplus thread retires here, between jobs (or runs its own jobs

@@ -22,7 +22,7 @@
 // -foptimize-sibling-calls for GCC, also defines FJORD_SIBLING_CALLS, and an
 // optimising, unsanitised GCC build with it transfers directly.
 #ifndef FJORD_TRAMPOLINE_TRANSFER
-#if defined(__GNUC__) && !defined(__clang__) &&                                          \
+#if defined(__GNUC__) && !defined(__clang__) &&                                                  \
     !(defined(FJORD_SIBLING_CALLS) && defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__) && \
       !defined(__SANITIZE_THREAD__))
 #define FJORD_TRAMPOLINE_TRANSFER 1

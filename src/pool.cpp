@@ -12,6 +12,7 @@
 #include <string>
 #include <system_error>
 
+#include "fjord/detail/blocking_section.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/worker_thread.hpp"
 #include "fjord/pool.hpp"
@@ -171,6 +172,9 @@ bool pool_core::shut_down() noexcept {
     stopping_.store(true, std::memory_order_seq_cst);
     return false;
   }
+  // A worker of another pool destroying this one hands its place to a
+  // spare while it waits: our jobs may need its pool.
+  const blocking_section blocking;
   std::lock_guard once(shut_down_mutex_);
   if (joined_) {
     return true;

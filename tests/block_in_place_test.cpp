@@ -316,3 +316,23 @@ TEST(block_in_place, destroying_a_pool_waits_for_a_parked_coroutine) {
   destroyer.join();
   EXPECT_TRUE(resumed.load());
 }
+
+TEST(block_in_place, destroying_a_pool_from_a_job_of_another_hands_over_the_worker) {
+  // One worker on a. A job on a destroys b, whose last job needs a job of a
+  // to run first: a's worker, waiting in ~pool, must let a spare run it.
+  fjord::pool a(fjord::pool_options{.workers = 1});
+  std::atomic<bool> done{false};
+  a.invoke([&] {
+    auto b = std::make_unique<fjord::pool>(fjord::pool_options{.workers = 1});
+    b->post([&] {
+      std::atomic<bool> ran_on_a{false};
+      a.post([&] { ran_on_a = true; });
+      while (!ran_on_a.load()) {
+        std::this_thread::yield();
+      }
+    });
+    b.reset();
+    done = true;
+  });
+  EXPECT_TRUE(done.load());
+}

@@ -29,6 +29,8 @@ struct worker_stats {
 };
 
 struct pool_stats {
+  // One entry per thread the pool has made: its workers, then the spares
+  // that stood in for blocked workers (docs/scheduler.md, "Blocking").
   std::vector<worker_stats> workers;
   // Exceptions that lost to an earlier one in join/invoke/task_group/when_all
   // (the first is rethrown; the others are counted here, never dropped unseen).

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <pthread.h>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -11,8 +13,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-
-#include <pthread.h>
 #include <vector>
 
 #include "fjord/detail/asymmetric_fence.hpp"

@@ -110,6 +110,29 @@ TEST(when_all, children_run_in_parallel_on_the_pool) {
   EXPECT_GT(p.stats().total().steals, 0u);
 }
 
+TEST(when_all, off_a_pool_children_run_one_after_another_on_the_calling_thread) {
+  // As the README says: sync_wait(when_all(...)) from a plain thread runs
+  // the children in turn there; co_await pool.schedule() first to spread them.
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> running{0};
+  std::atomic<int> overlaps{0};
+  std::atomic<int> elsewhere{0};
+  auto child = [&]() -> fjord::task<void> {
+    if (running.fetch_add(1) != 0) {
+      overlaps.fetch_add(1);
+    }
+    if (std::this_thread::get_id() != caller) {
+      elsewhere.fetch_add(1);
+    }
+    std::this_thread::sleep_for(1ms);
+    running.fetch_sub(1);
+    co_return;
+  };
+  fjord::sync_wait(fjord::when_all(child(), child(), child(), child()));
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_EQ(elsewhere.load(), 0);
+}
+
 TEST(when_all, first_exception_in_order_after_all_finished) {
   fjord::pool p(fjord::pool_options{.workers = 2});
   std::atomic<int> finished{0};

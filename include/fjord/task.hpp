@@ -156,7 +156,7 @@ struct stop_token_reader {
 // coroutine runs under: set by when_any or with_stop_token and inherited by
 // every task it awaits. A coroutine not running under one gets a token on
 // which no stop can be requested.
-inline detail::stop_token_reader current_stop_token() noexcept {
+[[nodiscard]] inline detail::stop_token_reader current_stop_token() noexcept {
   return {};
 }
 

@@ -6,7 +6,7 @@ namespace fjord {
 
 // co_await fjord::yield() lets the pool run other work before this coroutine
 // continues (see detail::yield_awaiter). A no-op off a pool.
-inline detail::yield_awaiter yield() noexcept {
+[[nodiscard]] inline detail::yield_awaiter yield() noexcept {
   return {};
 }
 

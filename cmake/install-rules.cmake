@@ -26,10 +26,17 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/fjordConfigVersion.cmake
 install(FILES "${PROJECT_BINARY_DIR}/fjordConfig.cmake" "${PROJECT_BINARY_DIR}/fjordConfigVersion.cmake"
         DESTINATION ${FJORD_INSTALL_CMAKEDIR})
 
-# pkg-config: absolute or relative install dirs both work.
+# pkg-config: relocatable. The prefix is found from the .pc file's own
+# place (${pcfiledir}), so `cmake --install --prefix <anywhere>` works; an
+# absolute install dir is kept as given.
+set(FJORD_PC_DIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(FJORD_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
   set(FJORD_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
 else()
+  file(RELATIVE_PATH FJORD_PC_UP "/root/${FJORD_PC_DIR}" "/root")
+  string(REGEX REPLACE "/$" "" FJORD_PC_UP "${FJORD_PC_UP}")
+  set(FJORD_PC_PREFIX "\${pcfiledir}/${FJORD_PC_UP}")
   set(FJORD_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
 endif()
 if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
@@ -38,4 +45,4 @@ else()
   set(FJORD_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 configure_file(cmake/fjord.pc.in "${PROJECT_BINARY_DIR}/fjord.pc" @ONLY)
-install(FILES "${PROJECT_BINARY_DIR}/fjord.pc" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES "${PROJECT_BINARY_DIR}/fjord.pc" DESTINATION ${FJORD_PC_DIR})

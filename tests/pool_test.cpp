@@ -252,11 +252,18 @@ TEST(pool, idle_pool_parks_its_workers) {
 
 TEST(pool, counters_count) {
   fjord::pool p(fjord::pool_options{.workers = 2});
+  std::atomic<int> ran{0};
   for (int i = 0; i < 100; ++i) {
-    p.post([] {});
+    p.post([&] { ran.fetch_add(1); });
   }
   p.invoke([] {});
-  std::this_thread::sleep_for(10ms);
+  // Posts have no order: wait for them (bounded), not for a fixed time. A
+  // job's counter is bumped before it runs, so it shows by then.
+  const auto give_up = std::chrono::steady_clock::now() + 60s;
+  while (ran.load() < 100 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_EQ(ran.load(), 100);
   const auto s = p.stats();
   ASSERT_EQ(s.workers.size(), 2u);
   EXPECT_GE(s.total().jobs_run, 101u);

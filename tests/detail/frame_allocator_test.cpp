@@ -68,13 +68,15 @@ TEST(frame_allocator, cross_thread_frees) {
   constexpr int producers = 4;
   constexpr int per_producer = 50'000;
   std::vector<std::atomic<void*>> slots(producers * per_producer);
+  std::atomic<int> mixed_up{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < producers; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < per_producer; ++i) {
         const std::size_t size = 16 + static_cast<std::size_t>(i % 64) * 16;
         auto* p = static_cast<std::size_t*>(frame_allocator::allocate(size));
-        *p = size;
+        p[0] = size;
+        p[1] = static_cast<std::size_t>(t * per_producer + i);  // whose block
         slots[static_cast<std::size_t>(t * per_producer + i)].store(p, std::memory_order_release);
       }
     });
@@ -85,13 +87,19 @@ TEST(frame_allocator, cross_thread_frees) {
         while ((p = slot.exchange(nullptr, std::memory_order_acquire)) == nullptr) {
           std::this_thread::yield();
         }
-        frame_allocator::deallocate(p, *static_cast<std::size_t*>(p));
+        // A block handed to two owners at once shows as another's tag.
+        const auto* words = static_cast<const std::size_t*>(p);
+        if (words[1] != static_cast<std::size_t>(t * per_producer + i)) {
+          mixed_up.fetch_add(1, std::memory_order_relaxed);
+        }
+        frame_allocator::deallocate(p, words[0]);
       }
     });
   }
   for (auto& t : threads) {
     t.join();
   }
+  EXPECT_EQ(mixed_up.load(), 0);
 }
 
 }  // namespace

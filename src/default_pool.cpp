@@ -49,10 +49,12 @@ pool_options options_from_environment() {
 }
 
 // Runs at exit where the destructor of a function-local static would: every
-// job posted to the default pool runs first.
+// job posted to the default pool runs first. Coroutines still parked on it
+// (a long sleep, a latch nobody counts down) are abandoned, as threads still
+// running at exit are: waiting for them could keep the process from ending.
 void shut_down_at_exit() {
   if (pool* p = instance.load(std::memory_order_acquire)) {
-    p->core().shut_down();
+    p->core().shut_down(/*abandon_parked=*/true);
   }
 }
 

@@ -1,7 +1,10 @@
 #include "fjord/detail/frame_allocator.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <mutex>
+#include <new>
 #include <vector>
 
 namespace fjord::detail {
@@ -36,8 +39,34 @@ struct central_lists {
   list lists[frame_allocator::class_count];
 
   static central_lists& get() {
-    static central_lists* instance = new central_lists;
+    static central_lists* instance = make();
     return *instance;
+  }
+
+ private:
+  // fork() while another thread holds a list's mutex would leave it held
+  // forever in the child: hold them all across the fork (taken in index
+  // order, and nothing else takes two), then release them in the parent and
+  // make them anew in the child.
+  static central_lists* make() {
+    auto* lists = new central_lists;
+    pthread_atfork(
+        [] {
+          for (auto& l : get().lists) {
+            l.mutex.lock();
+          }
+        },
+        [] {
+          for (auto& l : get().lists) {
+            l.mutex.unlock();
+          }
+        },
+        [] {
+          for (auto& l : get().lists) {
+            ::new (static_cast<void*>(&l.mutex)) std::mutex;
+          }
+        });
+    return lists;
   }
 };
 

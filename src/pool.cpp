@@ -159,7 +159,7 @@ void pool_core::thread_main(void* w) noexcept {
   pool.worker_main(self);
 }
 
-bool pool_core::shut_down() noexcept {
+bool pool_core::shut_down(bool abandon_parked) noexcept {
   if (worker* w = current_worker; w != nullptr && w->pool == this) {
     // A job called std::exit (or destroyed its own pool): refuse new work
     // from outside, and leave the threads to the end of the process.
@@ -196,6 +196,9 @@ bool pool_core::shut_down() noexcept {
     while (s->submitters.load(std::memory_order_seq_cst) != 0) {
       std::this_thread::yield();
     }
+  }
+  if (abandon_parked) {
+    abandon_parked_.store(true, std::memory_order_relaxed);  // published by drained_
   }
   // Parked workers re-check; the last one to go idle ends the pool.
   drained_.store(true, std::memory_order_seq_cst);
@@ -327,7 +330,9 @@ bool pool_core::try_end_locked() noexcept {
   // is read before the queues: a resumption is queued before its count
   // drops (docs/scheduler.md, "Shutdown").
   if (!drained_.load(std::memory_order_seq_cst) || idle_main_loop_ + retired_.size() != reserved_ ||
-      parked_.load(std::memory_order_seq_cst) != 0 || any_work_visible()) {
+      (parked_.load(std::memory_order_seq_cst) != 0 &&
+       !abandon_parked_.load(std::memory_order_relaxed)) ||
+      any_work_visible()) {
     return false;
   }
   exit_.store(true, std::memory_order_release);

@@ -18,19 +18,26 @@ void sync_wait_loop::post(job* j) noexcept {
     j->next().store(head, std::memory_order_relaxed);
   } while (!posted_.compare_exchange_weak(head, j, std::memory_order_release,
                                           std::memory_order_relaxed));
-  signal(1);
+  signal(false);
 }
 
 void sync_wait_loop::finish() noexcept {
-  signal(done_bit);
+  signal(true);
 }
 
-void sync_wait_loop::signal(std::uint32_t bits) noexcept {
+void sync_wait_loop::signal(bool done) noexcept {
   const void* word = &events_;
   // The last touch of the loop (acq_rel: orders the push, or the task's
   // result, before it). The loop may be gone right after; the futex wake
-  // only hashes the address.
-  const std::uint32_t old = events_.fetch_add(bits, std::memory_order_acq_rel);
+  // only hashes the address. A CAS rather than a fetch_add: the count wraps
+  // within its bits (run() compares it modulo 2^30), where an add would
+  // carry into the flags after 2^30 posts.
+  std::uint32_t old = events_.load(std::memory_order_relaxed);
+  std::uint32_t desired = 0;
+  do {
+    desired = done ? (old | done_bit) : ((old & ~count_mask) | ((old + 1) & count_mask));
+  } while (!events_.compare_exchange_weak(old, desired, std::memory_order_acq_rel,
+                                          std::memory_order_relaxed));
   if ((old & sleeping_bit) != 0) {
     futex_wake_all(word);
   }
@@ -70,11 +77,19 @@ void sync_wait_loop::run() noexcept {
     // Not ended, or a poster whose job we ran has yet to signal: its signal
     // (or the end) changes the word and wakes us.
     futex_wait(&events_, e);
+    // Awake: posters need not wake us until we announce sleep again (each
+    // look at the list above is followed by that announcement).
+    events_.fetch_and(~sleeping_bit, std::memory_order_relaxed);
   }
 }
 
 sync_wait_loop* sync_wait_loop::current() noexcept {
   return innermost;
+}
+
+void run_unrelated_job(job* j) noexcept {
+  const sync_wait_loop::scope none(nullptr);
+  run_job(j);
 }
 
 sync_wait_loop::scope::scope(sync_wait_loop* loop) noexcept : outer_(innermost) {

@@ -67,6 +67,9 @@ bool timer_service::arm(entry& e) {
 }
 
 void timer_service::cancel(entry& e) noexcept {
+  if (e.fork_generation != fork_generation()) {
+    return;  // armed in the parent of a fork(): nothing here knows it
+  }
   {
     std::lock_guard lock(mutex_);
     if (e.status == entry::state::arming) {

@@ -76,7 +76,8 @@ bool pool_core::help_until(worker& w, completion_latch& latch, deadline_t deadli
     return block_until(w, latch, deadline);
   }
   // Jobs run while helping belong to other computations: a coroutine of
-  // theirs that parks must not count on a sync_wait running on this thread.
+  // theirs that parks must not count on a sync_wait running on this thread
+  // (see run_unrelated_job).
   const sync_wait_loop::scope no_loop(nullptr);
   const bool timed = deadline != deadline_t::max();
   while (!latch.done()) {

@@ -7,12 +7,15 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
+#include "fjord/async_latch.hpp"
 #include "fjord/invoke.hpp"
 #include "fjord/join.hpp"
 #include "fjord/pool.hpp"
@@ -141,6 +144,20 @@ TEST(default_pool, jobs_posted_before_exit_run_at_exit) {
       ::testing::ExitedWithCode(7), "");
 }
 
+TEST(default_pool, exit_does_not_wait_for_coroutines_parked_on_it) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        static fjord::async_latch never(1);  // nobody counts it down
+        fjord::spawn(fjord::default_pool(), []() -> fjord::task<void> { co_await never.wait(); }());
+        fjord::spawn(fjord::default_pool(), []() -> fjord::task<void> {
+          co_await fjord::sleep_for(std::chrono::hours(24));
+        }());
+        std::exit(5);
+      },
+      ::testing::ExitedWithCode(5), "");
+}
+
 TEST(default_pool, std_exit_from_a_job_keeps_its_status) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(fjord::join([] { std::exit(3); }, [] {}), ::testing::ExitedWithCode(3), "");
@@ -154,6 +171,24 @@ TEST(default_pool, std_exit_from_a_job_of_a_static_pool_keeps_its_status) {
         p.invoke([] { std::exit(4); });
       },
       ::testing::ExitedWithCode(4), "");
+}
+
+TEST(default_pool, a_pool_destroyed_by_its_own_worker_is_no_longer_current) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        auto* p = new fjord::pool(fjord::pool_options{.workers = 1});
+        std::atomic<int> result{-1};
+        p->post([&] {
+          delete p;  // left running: it cannot wait for itself
+          result = fjord::current_pool() == nullptr ? 0 : 1;
+        });
+        while (result.load() < 0) {
+          std::this_thread::sleep_for(1ms);
+        }
+        std::_Exit(result.load());
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(default_pool, timers_do_not_create_it) {

@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <thread>
 
@@ -86,6 +88,30 @@ TEST(fork, a_pool_made_before_the_fork_refuses_work_in_the_child) {
     return refused == 2 ? 0 : 1;
   });
   EXPECT_EQ(status, 0);
+}
+
+TEST(fork, a_stop_request_in_the_child_leaves_a_sleep_armed_in_the_parent_alone) {
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  std::stop_source stop;
+  std::atomic<bool> parked{false};
+  auto sleeper = [&]() -> fjord::task<fjord::sleep_status> {
+    co_await p.schedule();
+    parked = true;
+    co_return co_await fjord::sleep_for(std::chrono::hours(1), stop.get_token());
+  };
+  std::thread waiter(
+      [&] { EXPECT_EQ(fjord::sync_wait(sleeper()), fjord::sleep_status::canceled); });
+  while (!parked.load() || p.core().parked_coroutines() != 1) {
+    std::this_thread::sleep_for(1ms);
+  }
+  // The child's timer service is new and knows nothing of the entry.
+  EXPECT_EQ(in_child([&] {
+              stop.request_stop();
+              return 0;
+            }),
+            0);
+  stop.request_stop();  // the parent's sleep ends as usual
+  waiter.join();
 }
 
 TEST(fork, forking_from_a_job_leaves_a_usable_child) {

@@ -7,8 +7,11 @@
 #include <stdexcept>
 #include <thread>
 
+#include "fjord/detail/sync_wait_loop.hpp"
+#include "fjord/join.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/sleep.hpp"
+#include "fjord/spawn.hpp"
 #include "fjord/task.hpp"
 
 namespace {
@@ -45,9 +48,10 @@ TEST(sync_wait, rethrows_from_a_pool) {
   EXPECT_THROW(fjord::sync_wait(thrower()), std::out_of_range);
 }
 
-TEST(sync_wait, from_a_worker_helps_instead_of_blocking) {
-  // One worker: if sync_wait blocked it, the inner task (queued behind it on
-  // the same single worker) could never run.
+TEST(sync_wait, from_a_worker_blocks_with_a_stand_in) {
+  // One worker: if sync_wait blocked it without a stand-in, work queued
+  // behind it on the same single worker could never run. (Its own sleep
+  // comes back to the waiting thread.)
   fjord::pool p(fjord::pool_options{.workers = 1});
   auto inner = [&]() -> fjord::task<int> {
     co_await fjord::sleep_for(1ms);
@@ -55,6 +59,61 @@ TEST(sync_wait, from_a_worker_helps_instead_of_blocking) {
   };
   const int got = p.invoke([&] { return fjord::sync_wait(inner()); });
   EXPECT_EQ(got, 9);
+}
+
+TEST(sync_wait, a_coroutine_started_inside_it_but_not_part_of_its_task_goes_to_its_pool) {
+  // On a worker, the task joins; the first closure spawns u on the pool and
+  // join runs u's start job right there, while the sync_wait's loop is
+  // current. u then sleeps past the end of the task: it must wake on the
+  // pool, not post to the loop, which is gone by then.
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  std::atomic<bool> u_done{false};
+  std::atomic<fjord::pool*> u_resumed_on{nullptr};
+  auto u = [&]() -> fjord::task<void> {
+    co_await fjord::sleep_for(30ms);
+    u_resumed_on = fjord::current_pool();
+    u_done = true;
+  };
+  auto t = [&]() -> fjord::task<void> {
+    fjord::join([&] { fjord::spawn(p, u()); }, [] {});
+    co_return;
+  };
+  p.invoke([&] { fjord::sync_wait(t()); });
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (!u_done.load() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_TRUE(u_done.load());
+  EXPECT_EQ(u_resumed_on.load(), &p);
+}
+
+TEST(sync_wait, the_loop_outlives_two_to_the_thirty_posts) {
+  // The post count wraps within its bits: post number 2^30 must not carry
+  // into the "task ended" flag and let run() return early.
+  fjord::detail::sync_wait_loop loop(fjord::detail::sync_wait_loop::count_mask);
+  std::atomic<bool> ran{false};
+  struct flag_job : fjord::detail::job {
+    explicit flag_job(std::atomic<bool>& f) : job(&execute), flag(&f) {}
+    static void execute(job* j) noexcept { static_cast<flag_job*>(j)->flag->store(true); }
+    std::atomic<bool>* flag;
+  } job(ran);
+  std::atomic<bool> returned{false};
+  std::thread runner([&] {
+    loop.run();
+    returned = true;
+  });
+  std::this_thread::sleep_for(5ms);  // let it sleep (sets its sleeping flag)
+  loop.post(&job);
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (!ran.load() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_TRUE(ran.load());
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(returned.load());  // the task has not ended
+  loop.finish();
+  runner.join();
+  EXPECT_TRUE(returned.load());
 }
 
 TEST(sync_wait, many_threads_at_once) {

@@ -9,6 +9,7 @@
 #include "fjord/detail/config.hpp"
 #include "fjord/detail/join_job.hpp"
 #include "fjord/detail/result_slot.hpp"
+#include "fjord/detail/sync_wait_loop.hpp"
 #include "fjord/detail/worker.hpp"
 #include "fjord/pool.hpp"
 
@@ -78,9 +79,11 @@ FJORD_ALWAYS_INLINE auto join_on_worker(worker& w, FA& a, FB& b)
       w.pool->help_until(w, jb.latch);
       return join_finish(*w.pool, ra, jb.result);
     }
-    // Work that a pushed without waiting for (task_group children, posts).
+    // Work that a pushed without waiting for (task_group children, posts,
+    // coroutines woken here): other computations, which must not take a
+    // sync_wait running on this thread for their own (cold path).
     w.counters.jobs_run.bump();
-    run_job(j);
+    run_unrelated_job(j);
   }
   // Not stolen (the common case): call b directly.
   if (ra.has_error()) [[unlikely]] {

@@ -120,7 +120,7 @@ class pool {
   // workers = available_cpus(), default options.
   pool() : pool(pool_options{}) {}
   explicit pool(const pool_options& options) : core_(new detail::pool_core(options)) {
-    core_->public_pool = this;
+    core_->public_pool.store(this, std::memory_order_release);
   }
   pool(const pool&) = delete;
   pool& operator=(const pool&) = delete;
@@ -129,10 +129,12 @@ class pool {
   // a job), it cannot wait for itself: the pool then refuses new work and
   // its threads and memory are left to the end of the process.
   ~pool() {
-    // Not freed (and not written: other threads may still read core_ in
-    // an exiting process) when shut down from one of its own threads.
+    // Not freed when shut down from one of its own threads (core_ itself is
+    // not written: other threads may still read it in an exiting process).
     if (core_->shut_down()) {
       delete core_;
+    } else {
+      core_->public_pool.store(nullptr, std::memory_order_release);
     }
   }
 
@@ -283,7 +285,8 @@ class pool {
 // The pool whose worker is running the calling thread, or nullptr.
 inline pool* current_pool() noexcept {
   const detail::worker* w = detail::current_worker;
-  return w != nullptr ? static_cast<pool*>(w->pool->public_pool) : nullptr;
+  return w != nullptr ? static_cast<pool*>(w->pool->public_pool.load(std::memory_order_acquire))
+                      : nullptr;
 }
 
 // The process-wide pool, created on first use with available_cpus() workers

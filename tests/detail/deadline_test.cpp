@@ -5,6 +5,7 @@
 #include <chrono>
 #include <future>
 #include <latch>
+#include <limits>
 
 #include "fjord/future.hpp"
 #include "fjord/pool.hpp"
@@ -26,6 +27,14 @@ TEST(deadline, non_positive_durations_mean_now) {
   EXPECT_GE(d, before);
   EXPECT_LE(d, steady::now());
   EXPECT_GE(fjord::detail::deadline_after(-1s), before);
+}
+
+TEST(deadline, a_nan_duration_means_now) {
+  const auto before = steady::now();
+  const auto d = fjord::detail::deadline_after(
+      std::chrono::duration<double>(std::numeric_limits<double>::quiet_NaN()));
+  EXPECT_GE(d, before);
+  EXPECT_LE(d, steady::now());
 }
 
 TEST(deadline, time_points_at_either_end_of_any_clock) {

@@ -17,8 +17,8 @@ template <class Rep, class Period>
 steady_deadline deadline_after(std::chrono::duration<Rep, Period> d) {
   using clock = std::chrono::steady_clock;
   const auto now = clock::now();
-  if (d <= d.zero()) {
-    return now;
+  if (!(d > d.zero())) {
+    return now;  // also NaN, which compares false with everything
   }
   // Compared in long double nanoseconds: converting either side to the
   // other's integer type could overflow (hours::max() in nanoseconds, or the

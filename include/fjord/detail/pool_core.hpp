@@ -146,7 +146,11 @@ class pool_core {
   // one of the pool's own threads (std::exit called in a job) it cannot wait
   // for itself: it only refuses new work and returns false; the threads are
   // then left to the end of the process and the core must not be freed.
-  bool shut_down() noexcept;
+  // With abandon_parked (the default pool at exit), coroutines still
+  // parked here are not waited for: like threads still running at exit,
+  // they are left behind (the core is never freed then, so a late wake-up
+  // only queues a job nobody runs).
+  bool shut_down(bool abandon_parked = false) noexcept;
   bool is_shut_down() const noexcept { return stopping_.load(std::memory_order_acquire); }
 
  private:
@@ -270,8 +274,10 @@ class pool_core {
   // reused, so this stays at the peak number of threads submitting at once).
   std::size_t lane_count() const noexcept { return lane_count_.load(std::memory_order_acquire); }
 
-  // The public object owning this core (set once by fjord::pool).
-  void* public_pool = nullptr;
+  // The public object owning this core: set by fjord::pool, cleared when
+  // the pool object goes while the core is left running (destroyed from one
+  // of its own threads), so current_pool() never returns a dead object.
+  std::atomic<void*> public_pool{nullptr};
 
  private:
   // Foreign work that no lane takes (chains from post_bulk, threads without
@@ -336,6 +342,7 @@ class pool_core {
   alignas(false_sharing_range) std::atomic<std::int64_t> parked_{0};
   // Threads inside resume_parked() from outside (see there).
   std::atomic<std::uint32_t> wakers_{0};
+  std::atomic<bool> abandon_parked_{false};  // see shut_down()
   // More threads run than size(): one retires at its next job boundary.
   alignas(false_sharing_range) std::atomic<bool> surplus_{false};
 

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "fjord/detail/config.hpp"
 #include "fjord/detail/job.hpp"
 
 namespace fjord::detail {
@@ -24,7 +25,17 @@ namespace fjord::detail {
 // on it after the loop is gone is harmless (futex.hpp).
 class sync_wait_loop {
  public:
+  // events_: a count of signalled posts in the low 30 bits, wrapping
+  // within them (never carrying into the flags), the task's end, and
+  // whether the loop's thread sleeps (or is about to) on the word.
+  static constexpr std::uint32_t done_bit = 1u << 31;
+  static constexpr std::uint32_t sleeping_bit = 1u << 30;
+  static constexpr std::uint32_t count_mask = sleeping_bit - 1;
+
   sync_wait_loop() noexcept = default;
+  // For tests: as if `posts` posts had been signalled and run already.
+  explicit sync_wait_loop(std::uint32_t posts) noexcept
+      : events_(posts & count_mask), taken_(posts & count_mask) {}
   sync_wait_loop(const sync_wait_loop&) = delete;
   sync_wait_loop& operator=(const sync_wait_loop&) = delete;
 
@@ -54,15 +65,18 @@ class sync_wait_loop {
   };
 
  private:
-  static constexpr std::uint32_t done_bit = 1u << 31;
-  static constexpr std::uint32_t sleeping_bit = 1u << 30;
-  static constexpr std::uint32_t count_mask = sleeping_bit - 1;
-
-  void signal(std::uint32_t bits) noexcept;
+  void signal(bool done) noexcept;
 
   std::atomic<job*> posted_{nullptr};     // a LIFO of posted jobs
   std::atomic<std::uint32_t> events_{0};  // posts signalled, plus the two bits
   std::uint32_t taken_ = 0;               // jobs run (the loop's thread only)
 };
+
+// Runs j, a job of some other computation, on a thread where a sync_wait
+// may be running: hides that sync_wait's loop from it, so a coroutine of
+// j's that parks goes back to its pool, not to a loop that ends with a task
+// it is not part of. Used where join runs jobs its first closure pushed;
+// help_until hides the loop for its whole wait; the main loop never has one.
+FJORD_NOINLINE void run_unrelated_job(job* j) noexcept;
 
 }  // namespace fjord::detail

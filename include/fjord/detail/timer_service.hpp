@@ -6,6 +6,7 @@
 #include <mutex>
 #include <vector>
 
+#include "fjord/detail/fork_generation.hpp"
 #include "fjord/detail/resume_job.hpp"
 
 namespace fjord::detail {
@@ -30,6 +31,9 @@ class timer_service {
     parked_coroutine waiter;
     std::size_t heap_index = 0;
     state status = state::arming;  // guarded by the service's mutex
+    // In the child of a fork() the entry's service (and its thread) is gone:
+    // a stop requested there must leave the copied entry alone.
+    unsigned fork_generation = detail::fork_generation();
   };
 
   // Created on first use, never destroyed: coroutines may sleep during

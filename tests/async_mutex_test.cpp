@@ -109,17 +109,22 @@ TEST(async_mutex, unlock_hands_over_without_barging_and_the_waiter_resumes_on_it
   fjord::pool home(fjord::pool_options{.workers = 1});
   ASSERT_TRUE(m.try_lock());
   std::atomic<fjord::pool*> resumed_on{nullptr};
+  std::atomic<bool> may_unlock{false};
   std::thread waiter([&] {
     fjord::sync_wait([&]() -> fjord::task<void> {
       co_await home.schedule();
       co_await m.lock();
       resumed_on = fjord::current_pool();
+      while (!may_unlock.load()) {  // hold it until the main thread has looked
+        std::this_thread::yield();
+      }
       m.unlock();
     }());
   });
   ASSERT_TRUE(parked_soon(home, 1));
   m.unlock();                  // from a thread outside any pool
   EXPECT_FALSE(m.try_lock());  // the waiter owns it now, whether it ran yet or not
+  may_unlock = true;
   waiter.join();
   EXPECT_EQ(resumed_on.load(), &home);
   EXPECT_FALSE(m.is_locked());

@@ -3,10 +3,15 @@
 #include <coroutine>
 #include <cstddef>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "fjord/detail/parking_awaiter.hpp"
+#include "fjord/detail/task_promise.hpp"
 #include "fjord/detail/waiter_list.hpp"
 
 namespace fjord {
@@ -61,8 +66,18 @@ class async_semaphore {
 
   using acquire_awaiter = detail::parking_awaiter<async_semaphore>;
 
-  // co_await s.acquire(): takes one unit, waiting for it if need be.
+  // co_await s.acquire(): takes one unit, waiting for it if need be, however
+  // long; a stop request does not end the wait (see scoped_acquire()).
   [[nodiscard]] acquire_awaiter acquire() noexcept { return acquire_awaiter(*this); }
+
+  class permit_awaiter;
+  // co_await s.scoped_acquire(): takes one unit and yields a permit that
+  // gives it back when destroyed. The wait ends early when a stop is
+  // requested on `token`, or, when none is given, on the stop token the
+  // coroutine runs under (current_stop_token()); the permit is then empty
+  // (false) and no unit was taken. A stop already requested does not wait.
+  [[nodiscard]] permit_awaiter scoped_acquire(
+      std::optional<std::stop_token> token = std::nullopt) noexcept;
 
  private:
   friend detail::parking_awaiter<async_semaphore>;
@@ -78,5 +93,132 @@ class async_semaphore {
   std::ptrdiff_t count_;
   detail::waiter_list waiters_;
 };
+
+// One unit of an async_semaphore, given back (release(1)) when the permit is
+// destroyed or release()d; empty when the acquisition was canceled.
+class [[nodiscard]] async_semaphore_permit {
+ public:
+  async_semaphore_permit() noexcept = default;
+  explicit async_semaphore_permit(async_semaphore* s) noexcept : semaphore_(s) {}
+  async_semaphore_permit(async_semaphore_permit&& o) noexcept
+      : semaphore_(std::exchange(o.semaphore_, nullptr)) {}
+  async_semaphore_permit& operator=(async_semaphore_permit&& o) noexcept {
+    if (this != &o) {
+      release();
+      semaphore_ = std::exchange(o.semaphore_, nullptr);
+    }
+    return *this;
+  }
+  async_semaphore_permit(const async_semaphore_permit&) = delete;
+  async_semaphore_permit& operator=(const async_semaphore_permit&) = delete;
+  ~async_semaphore_permit() { release(); }
+
+  // True when it holds a unit (the acquisition was not canceled).
+  explicit operator bool() const noexcept { return semaphore_ != nullptr; }
+  // Gives the unit back now (no-op when empty).
+  void release() noexcept {
+    if (semaphore_ != nullptr) {
+      std::exchange(semaphore_, nullptr)->release(1);  // 1 is never negative
+    }
+  }
+
+ private:
+  async_semaphore* semaphore_ = nullptr;
+};
+
+// The awaiter of scoped_acquire(). Who decides the outcome, all under the
+// semaphore's guard: release() takes a listed waiter off the list and hands
+// it a unit; the stop callback takes it off the list (if still there) and
+// wakes it as canceled. Whoever takes it off the list wakes it, so it is
+// woken once. The stop callback is registered before the waiter is listed
+// (a callback that runs inline then only marks it canceled), and destroyed
+// in await_resume, which waits for one running on another thread.
+class async_semaphore::permit_awaiter {
+ public:
+  permit_awaiter(async_semaphore& s, std::optional<std::stop_token> token) noexcept
+      : semaphore_(s), token_(std::move(token)) {}
+  permit_awaiter(const permit_awaiter&) = delete;
+  permit_awaiter& operator=(const permit_awaiter&) = delete;
+
+  bool await_ready() noexcept {
+    if (token_ && token_->stop_requested()) {
+      state_ = state::canceled;
+      return true;
+    }
+    std::lock_guard lock(semaphore_.guard_);
+    if (semaphore_.try_take_locked()) {
+      state_ = state::acquired;
+      return true;
+    }
+    return false;
+  }
+
+  template <class Promise>
+  bool await_suspend(std::coroutine_handle<Promise> h) noexcept {
+    if (!token_) {
+      token_.emplace();
+      if constexpr (std::is_base_of_v<detail::promise_base, Promise>) {
+        if (const std::stop_token* inherited = h.promise().stop_token; inherited != nullptr) {
+          *token_ = *inherited;
+        }
+      }
+    }
+    if (token_->stop_possible()) {
+      on_stop_.emplace(*token_, canceller{this});  // may run inline: marks canceled
+    }
+    std::lock_guard lock(semaphore_.guard_);
+    if (state_ == state::canceled) {
+      return false;
+    }
+    if (semaphore_.try_take_locked()) {
+      state_ = state::acquired;
+      return false;
+    }
+    waiter_.park(h);
+    semaphore_.waiters_.push_back(waiter_);
+    state_ = state::listed;
+    return true;  // nothing of *this is touched by us from here on
+  }
+
+  async_semaphore_permit await_resume() noexcept {
+    on_stop_.reset();  // waits for a callback running on another thread
+    // Listed and not canceled: release() handed us a unit.
+    return async_semaphore_permit(state_ == state::canceled ? nullptr : &semaphore_);
+  }
+
+ private:
+  enum class state : unsigned char { pending, listed, acquired, canceled };
+
+  struct canceller {
+    permit_awaiter* self;
+    void operator()() const noexcept {
+      bool wake = false;
+      {
+        std::lock_guard lock(self->semaphore_.guard_);
+        if (self->state_ == state::pending) {
+          self->state_ = state::canceled;  // not listed yet: it will not wait
+        } else if (self->state_ == state::listed &&
+                   self->semaphore_.waiters_.remove(self->waiter_)) {
+          self->state_ = state::canceled;
+          wake = true;
+        }
+      }
+      if (wake) {
+        self->waiter_.wake();
+      }
+    }
+  };
+
+  async_semaphore& semaphore_;
+  std::optional<std::stop_token> token_;
+  state state_ = state::pending;  // guarded by the semaphore's guard_ once suspending
+  detail::parked_coroutine waiter_;
+  std::optional<std::stop_callback<canceller>> on_stop_;
+};
+
+inline async_semaphore::permit_awaiter async_semaphore::scoped_acquire(
+    std::optional<std::stop_token> token) noexcept {
+  return permit_awaiter(*this, std::move(token));
+}
 
 }  // namespace fjord

@@ -34,6 +34,28 @@ class waiter_list {
     return w;
   }
 
+  // Takes w out of the list if it is there (a canceled waiter); O(n).
+  bool remove(parked_coroutine& w) noexcept {
+    parked_coroutine* prev = nullptr;
+    for (parked_coroutine* c = head_; c != nullptr;
+         c = static_cast<parked_coroutine*>(c->next().load(std::memory_order_relaxed))) {
+      if (c == &w) {
+        auto* after = static_cast<parked_coroutine*>(c->next().load(std::memory_order_relaxed));
+        if (prev == nullptr) {
+          head_ = after;
+        } else {
+          prev->next().store(after, std::memory_order_relaxed);
+        }
+        if (tail_ == c) {
+          tail_ = prev;
+        }
+        return true;
+      }
+      prev = c;
+    }
+    return false;
+  }
+
   // Takes the whole list; wake them with wake_all() once the lock is released.
   waiter_list take_all() noexcept {
     waiter_list all = *this;

@@ -9,30 +9,16 @@
 
 #include "fjord/sync_wait.hpp"
 #include "fjord/when_all.hpp"
+#include "support/deep_chains.hpp"
 #include "support/lifetime_probe.hpp"
 
 namespace {
 
 using fjord_test::lifetime_probe;
 
-fjord::task<long> nested(int n) {
-  if (n == 0) {
-    co_return 0;
-  }
-  co_return 1 + co_await nested(n - 1);
-}
-
-fjord::task<int> leaf(int v) {
-  co_return v;
-}
-
-fjord::task<long> sequential(int n) {
-  long sum = 0;
-  for (int i = 0; i < n; ++i) {
-    sum += co_await leaf(1);
-  }
-  co_return sum;
-}
+using fjord_test::leaf;
+using fjord_test::nested;
+using fjord_test::sequential;
 
 TEST(task, is_lazy) {
   bool ran = false;

@@ -43,20 +43,7 @@ class async_semaphore {
       throw std::invalid_argument("fjord::async_semaphore::release: count " + std::to_string(n) +
                                   " is negative");
     }
-    detail::waiter_list woken;
-    {
-      std::lock_guard lock(guard_);
-      while (n > 0) {
-        detail::parked_coroutine* w = waiters_.pop_front();
-        if (w == nullptr) {
-          break;
-        }
-        woken.push_back(*w);
-        --n;
-      }
-      count_ += n;
-    }
-    woken.wake_all();
+    release_unchecked(n);
   }
 
   std::ptrdiff_t available() const noexcept {
@@ -81,6 +68,26 @@ class async_semaphore {
 
  private:
   friend detail::parking_awaiter<async_semaphore>;
+  friend class async_semaphore_permit;
+
+  // release(n) without the check (n >= 0): what a permit gives back.
+  void release_unchecked(std::ptrdiff_t n) noexcept {
+    detail::waiter_list woken;
+    {
+      std::lock_guard lock(guard_);
+      while (n > 0) {
+        detail::parked_coroutine* w = waiters_.pop_front();
+        if (w == nullptr) {
+          break;
+        }
+        woken.push_back(*w);
+        --n;
+      }
+      count_ += n;
+    }
+    woken.wake_all();
+  }
+
   bool try_take_locked() noexcept {
     if (count_ == 0) {
       return false;
@@ -118,7 +125,7 @@ class [[nodiscard]] async_semaphore_permit {
   // Gives the unit back now (no-op when empty).
   void release() noexcept {
     if (semaphore_ != nullptr) {
-      std::exchange(semaphore_, nullptr)->release(1);  // 1 is never negative
+      std::exchange(semaphore_, nullptr)->release_unchecked(1);
     }
   }
 

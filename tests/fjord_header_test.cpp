@@ -18,8 +18,8 @@ TEST(fjord_header, one_include_gives_the_whole_api) {
   EXPECT_EQ(g.wait(), fjord::task_group_status::complete);
   const int r = fjord::sync_wait([&]() -> fjord::task<int> {
     co_await p.schedule();
-    auto [x, y] = co_await fjord::when_all(
-        []() -> fjord::task<int> { co_return 3; }(), []() -> fjord::task<int> { co_return 4; }());
+    auto [x, y] = co_await fjord::when_all([]() -> fjord::task<int> { co_return 3; }(),
+                                           []() -> fjord::task<int> { co_return 4; }());
     co_return x + y;
   }());
   EXPECT_EQ(a + b + r, 10);

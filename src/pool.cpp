@@ -101,7 +101,7 @@ pool_core::pool_core(const pool_options& options)
     running_ = size_;
   }
   for (std::size_t i = 0; i < size_; ++i) {
-    if (const int rc = start_thread(); rc != 0) {
+    if (const int rc = start_thread(/*as_searcher=*/false); rc != 0) {
       {
         std::lock_guard lock(idle_mutex_);
         reserved_ = running_ = i;
@@ -118,7 +118,7 @@ pool_core::~pool_core() {
   shut_down();
 }
 
-int pool_core::start_thread() noexcept {
+int pool_core::start_thread(bool as_searcher) noexcept {
   std::lock_guard lock(threads_mutex_);
   const std::size_t index = thread_count_.load(std::memory_order_relaxed);
   worker* w = workers_[index].get();
@@ -131,6 +131,9 @@ int pool_core::start_thread() noexcept {
     }
     w = workers_[index].get();
   }
+  // A stand-in is counted as a searcher by whoever started it; pthread_create
+  // publishes this to the new thread.
+  w->searching = as_searcher;
   pthread_t thread{};
   const int rc = start_worker_thread(thread, stack_size_, &thread_main, w);
   if (rc != 0) {
@@ -238,39 +241,31 @@ void pool_core::begin_blocking(worker& w) noexcept {
   if (w.blocking_depth++ != 0) {
     return;
   }
-  worker* stand_in = nullptr;
-  bool start = false;
+  bool phantom = false;
   {
     std::lock_guard lock(idle_mutex_);
     --running_;
-    if (running_ < size_ && !exit_.load(std::memory_order_relaxed)) {
-      if (!retired_.empty()) {
-        stand_in = retired_.back();
-        retired_.pop_back();
-        stand_in->retired = false;
-        ++running_;
-      } else if (reserved_ < max_threads_) {
-        ++reserved_;
-        ++running_;
-        start = true;
-      }
+    // Lazy compensation: the missing thread counts as a sleeper in the
+    // census (a phantom), so a push that finds no real sleeper to wake
+    // activates a stand-in for it (wake_one_sleeper()). Only as many
+    // phantoms as stand-ins could be had: a phantom that can never be
+    // activated would make every push take the idle mutex.
+    const std::size_t stand_ins = retired_.size() + (max_threads_ - reserved_);
+    if (running_ < size_ && deficit_ < stand_ins && !exit_.load(std::memory_order_relaxed)) {
+      ++deficit_;
+      census_.fetch_add(sleeper_one, std::memory_order_seq_cst);
+      phantom = true;
     }
     update_surplus_locked();
   }
-  if (stand_in != nullptr) {
-    stand_in->sleeper.unpark();
+  if (!phantom) {
     return;
   }
-  if (start && start_thread() != 0) {
-    std::lock_guard lock(idle_mutex_);
-    --reserved_;
-    --running_;
-    update_surplus_locked();
-    start = false;
-  }
-  // No stand-in to be had: at least let a sleeper take what w leaves on its
-  // deque.
-  if (!start && w.deque.maybe_nonempty()) {
+  // As a sleeper registers: either a pusher sees the phantom (and wakes),
+  // or this sees its job (docs/scheduler.md, "Push and sleep"). That covers
+  // what w leaves on its own deque too.
+  heavy_fence();
+  if (any_work_visible()) {
     wake_one_sleeper();
   }
 }
@@ -281,7 +276,48 @@ void pool_core::end_blocking(worker& w) noexcept {
   }
   std::lock_guard lock(idle_mutex_);
   ++running_;
+  if (deficit_ > 0) {
+    // Not needed any more (whether or not a stand-in was activated for it,
+    // running_ says how many run now).
+    --deficit_;
+    census_.fetch_sub(sleeper_one, std::memory_order_seq_cst);
+  }
   update_surplus_locked();
+}
+
+bool pool_core::activate_stand_in_locked(worker*& woken, bool& start) noexcept {
+  if (deficit_ == 0) {
+    return false;
+  }
+  if (!retired_.empty()) {
+    woken = retired_.back();
+    retired_.pop_back();
+    woken->retired = false;
+    woken->woken_as_searcher = true;
+  } else if (reserved_ < max_threads_) {
+    ++reserved_;
+    start = true;
+  } else {
+    return false;  // cannot happen: phantoms never outnumber stand-ins
+  }
+  --deficit_;
+  ++running_;
+  update_surplus_locked();
+  // One RMW: the phantom sleeper becomes a searcher, as a woken sleeper does.
+  census_.fetch_add(searcher_one - sleeper_one, std::memory_order_seq_cst);
+  return true;
+}
+
+void pool_core::start_stand_in() noexcept {
+  if (start_thread(/*as_searcher=*/true) == 0) {
+    return;
+  }
+  // The system refused a thread: the worker blocks uncompensated.
+  std::lock_guard lock(idle_mutex_);
+  --reserved_;
+  --running_;
+  update_surplus_locked();
+  census_.fetch_sub(searcher_one, std::memory_order_seq_cst);
 }
 
 bool pool_core::retire(worker& w) noexcept {
@@ -313,6 +349,8 @@ bool pool_core::retire(worker& w) noexcept {
         return false;
       }
       if (!w.retired) {
+        // Activated for a blocked worker: counted as a searcher already.
+        w.searching = std::exchange(w.woken_as_searcher, false);
         return true;
       }
     }

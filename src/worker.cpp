@@ -435,33 +435,43 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
 
 void pool_core::wake_one_sleeper() noexcept {
   worker* target = nullptr;
+  bool start = false;
   {
     std::lock_guard lock(idle_mutex_);
     if (idle_.empty()) {
-      return;
-    }
-    // Prefer a worker idle in its main loop: a worker parked in a join or
-    // group wait may return to its own job instead of searching.
-    std::size_t pick = idle_.size() - 1;
-    for (std::size_t i = idle_.size(); i-- > 0;) {
-      if (idle_[i]->idle_in_main_loop) {
-        pick = i;
-        break;
+      // No real sleeper: the sleeper the census shows may be a blocked
+      // worker's phantom, for which a stand-in is activated now.
+      if (!activate_stand_in_locked(target, start)) {
+        return;
       }
+    } else {
+      // Prefer a worker idle in its main loop: a worker parked in a join or
+      // group wait may return to its own job instead of searching.
+      std::size_t pick = idle_.size() - 1;
+      for (std::size_t i = idle_.size(); i-- > 0;) {
+        if (idle_[i]->idle_in_main_loop) {
+          pick = i;
+          break;
+        }
+      }
+      target = idle_[pick];
+      idle_[pick] = idle_.back();
+      idle_[pick]->idle_position = pick;
+      idle_.pop_back();
+      target->idle_position = ~std::size_t{0};
+      if (target->idle_in_main_loop) {
+        --idle_main_loop_;
+      }
+      target->woken_as_searcher = true;
+      // One RMW: one more searcher, one fewer sleeper (mod 2^64 arithmetic).
+      census_.fetch_add(searcher_one - sleeper_one, std::memory_order_seq_cst);
     }
-    target = idle_[pick];
-    idle_[pick] = idle_.back();
-    idle_[pick]->idle_position = pick;
-    idle_.pop_back();
-    target->idle_position = ~std::size_t{0};
-    if (target->idle_in_main_loop) {
-      --idle_main_loop_;
-    }
-    target->woken_as_searcher = true;
-    // One RMW: one more searcher, one fewer sleeper (mod 2^64 arithmetic).
-    census_.fetch_add(searcher_one - sleeper_one, std::memory_order_seq_cst);
   }
-  target->sleeper.unpark();
+  if (target != nullptr) {
+    target->sleeper.unpark();
+  } else if (start) {
+    start_stand_in();
+  }
 }
 
 void pool_core::wake_all() noexcept {

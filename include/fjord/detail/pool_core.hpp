@@ -292,7 +292,13 @@ class pool_core {
   void worker_main(worker& w) noexcept;
   // Makes the next worker (index thread_count()) and starts its thread;
   // 0, or the error that refused it (the slot is kept for a later try).
-  int start_thread() noexcept;
+  // as_searcher: the census counts it as a searcher already.
+  int start_thread(bool as_searcher) noexcept;
+  // Under idle_mutex_: turns one phantom sleeper (a blocked worker's
+  // missing thread) into a stand-in, a retired thread to unpark (woken) or
+  // a new one to start (start); false if there is no phantom.
+  bool activate_stand_in_locked(worker*& woken, bool& start) noexcept;
+  void start_stand_in() noexcept;
   // A surplus thread with an empty deque leaves the running set until a
   // blocked worker needs a stand-in (returns at once otherwise); false when
   // the pool has ended meanwhile.
@@ -378,6 +384,7 @@ class pool_core {
   std::size_t idle_main_loop_ = 0;  // of which are idle in the main loop
   std::vector<worker*> retired_;    // spares out of the running set
   std::size_t running_ = 0;         // threads neither blocked nor retired
+  std::size_t deficit_ = 0;         // phantom sleepers in the census (begin_blocking)
   std::size_t reserved_ = 0;        // threads made or being made
 
   std::mutex threads_mutex_;  // serialises starting threads; guards threads_

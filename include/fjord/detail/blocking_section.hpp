@@ -5,9 +5,9 @@
 
 namespace fjord::detail {
 
-// While one lives on a worker thread, the worker counts as blocked and a
-// spare thread runs in its place (pool_core::begin_blocking). On any other
-// thread it does nothing.
+// While one lives on a worker thread, the worker counts as blocked and, as
+// soon as there is work, a spare thread runs in its place
+// (pool_core::begin_blocking). On any other thread it does nothing.
 class blocking_section {
  public:
   blocking_section() noexcept : worker_(current_worker) {

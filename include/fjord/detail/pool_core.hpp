@@ -240,11 +240,12 @@ class pool_core {
 
   // Compensation (docs/scheduler.md, "Blocking"). Our worker w is about to
   // block on something other than its own pool's work: it gives up its
-  // place, and a spare thread (a retired one, or a new one up to
+  // place, counted as a phantom sleeper, and as soon as there is work a
+  // spare thread (a retired one, or a new one up to
   // pool_options::max_spare_threads) takes it, so the pool keeps size()
-  // threads running. end_blocking() takes the place back; the surplus
-  // thread retires at its next job boundary. Nests (only the outermost pair
-  // counts).
+  // threads running. end_blocking() takes the place back (dropping an
+  // unused phantom); a surplus thread retires at its next job boundary.
+  // Nests (only the outermost pair counts).
   void begin_blocking(worker& w) noexcept;
   void end_blocking(worker& w) noexcept;
 

@@ -87,6 +87,33 @@ void timer_service::cancel(entry& e) noexcept {
   e.waiter.wake();
 }
 
+bool timer_service::disarm(entry& e) noexcept {
+  if (e.fork_generation != fork_generation()) {
+    return false;  // armed in the parent of a fork(): nothing here knows it
+  }
+  std::lock_guard lock(mutex_);
+  const bool armed = e.status == entry::state::armed;
+  if (armed) {
+    remove(e.heap_index);
+  }
+  e.status = entry::state::canceled;
+  return armed;
+}
+
+bool timer_service::rearm(entry& e, clock::time_point deadline) {
+  std::lock_guard lock(mutex_);
+  if (e.status != entry::state::fired) {
+    return false;  // disarmed while it fired
+  }
+  e.deadline = deadline;
+  push(e);
+  e.status = entry::state::armed;
+  if (e.heap_index == 0) {
+    changed_.notify_one();
+  }
+  return true;
+}
+
 std::size_t timer_service::pending() const {
   std::lock_guard lock(mutex_);
   return heap_.size();
@@ -105,12 +132,18 @@ void timer_service::run() noexcept {
       entry* e = heap_[0];
       remove(0);
       e->status = entry::state::fired;
-      due.push_back(e);
+      if (e->on_due == nullptr || e->on_due(*e)) {
+        due.push_back(e);
+      }
     }
     if (!due.empty()) {
       lock.unlock();
       for (entry* e : due) {
-        e->waiter.wake();  // e may be gone after this
+        if (e->on_fire != nullptr) {
+          e->on_fire(*e);  // e may be gone after this
+        } else {
+          e->waiter.wake();  // e may be gone after this
+        }
       }
       due.clear();
       lock.lock();

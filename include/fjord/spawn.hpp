@@ -43,6 +43,21 @@ detached_root make_detached_root(task<T> t) {
   co_await std::move(t);
 }
 
+// Starts a detached root on p as a job; on failure (p is being destroyed)
+// destroys it unrun and rethrows.
+inline void start_detached(pool_core& p, detached_root root) {
+  const auto h = root.handle();
+  auto& promise = h.promise();
+  promise.pool = &p;
+  promise.start.handle = h;
+  try {
+    p.enqueue(&promise.start);
+  } catch (...) {
+    h.destroy();
+    throw;
+  }
+}
+
 }  // namespace detail
 
 // Starts t on p as a job and returns at once. Nobody awaits t: an exception
@@ -56,16 +71,7 @@ void spawn(pool& p, task<T> t) {
     throw std::invalid_argument(
         "fjord::spawn: the task is empty (default-constructed or moved-from)");
   }
-  const auto h = detail::make_detached_root(std::move(t)).handle();
-  auto& promise = h.promise();
-  promise.pool = &p.core();
-  promise.start.handle = h;
-  try {
-    p.core().enqueue(&promise.start);
-  } catch (...) {
-    h.destroy();
-    throw;
-  }
+  detail::start_detached(p.core(), detail::make_detached_root(std::move(t)));
 }
 
 }  // namespace fjord

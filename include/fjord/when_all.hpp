@@ -21,11 +21,6 @@ namespace fjord {
 
 namespace detail {
 
-template <class T>
-inline constexpr bool is_task_v = false;
-template <class T>
-inline constexpr bool is_task_v<task<T>> = true;
-
 template <class R>
 concept task_range = std::ranges::input_range<R> &&
     is_task_v<std::remove_cvref_t<std::ranges::range_reference_t<R>>>;

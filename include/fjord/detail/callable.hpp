@@ -31,4 +31,13 @@ template <class R>
 concept callable_range =
     std::ranges::input_range<R> && storable_callable<std::ranges::range_reference_t<R>>;
 
+// What fjord::go runs: f and its arguments, decayed (the process owns
+// copies), called as rvalues.
+template <class F, class... Args>
+concept process_callable = std::invocable<std::decay_t<F>, std::decay_t<Args>...>;
+
+// A value that a T can be made from (a select's send_to case).
+template <class U, class T>
+concept value_for = std::constructible_from<T, U&&>;
+
 }  // namespace fjord::detail

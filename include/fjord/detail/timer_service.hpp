@@ -34,6 +34,14 @@ class timer_service {
     // In the child of a fork() the entry's service (and its thread) is gone:
     // a stop requested there must leave the copied entry alone.
     unsigned fork_generation = detail::fork_generation();
+    // Optional hooks for entries that do more than wake `waiter` (select
+    // timeouts, timer channels, callback timers). on_due runs on the timer
+    // thread under the service's mutex when the deadline comes (so disarm()
+    // never races with it): false means the entry fires no further. on_fire
+    // then runs outside the mutex, instead of waiter.wake(); it must be the
+    // entry's last touch by the timer thread, as wake() is.
+    bool (*on_due)(entry&) noexcept = nullptr;
+    void (*on_fire)(entry&) noexcept = nullptr;
   };
 
   // Created on first use, never destroyed: coroutines may sleep during
@@ -47,6 +55,16 @@ class timer_service {
   // From a stop callback: takes e out of the heap and wakes its coroutine if
   // it is still waiting; marks it canceled if it is not armed yet.
   void cancel(entry& e) noexcept;
+
+  // Takes e out of the heap if it is armed, without waking anything; true
+  // if it was armed (so it never fires). Afterwards on_due will not run for
+  // e, and rearm() refuses it: an entry being fired right now (on_fire
+  // running) stays fired for good.
+  bool disarm(entry& e) noexcept;
+
+  // From on_fire (a periodic entry): arms e again for `deadline`, unless
+  // disarm() came first; false then.
+  bool rearm(entry& e, clock::time_point deadline);
 
   // Entries in the heap (for tests).
   std::size_t pending() const;

@@ -1,0 +1,372 @@
+// CSP benchmarks (issue 13): processes and channels, each in the shape Go's
+// programs use (bench/go/csp.go has the same programs in Go).
+//
+//   skynet_channels  each process starts 10 children that send their sums on
+//                    the parent's unbuffered channel; --size leaves
+//                    (1,111,111 processes for 10^6). ms per round.
+//   prime_sieve      Go's concurrent prime sieve: a daisy chain of filter
+//                    processes over unbuffered channels; the first --size
+//                    primes. ms per round.
+//   ping_pong        two processes pass a token over two unbuffered channels
+//                    --size times. ns per round trip.
+//   channel_mpmc     --size integers through one channel of capacity 1024,
+//                    --grain producers and as many consumers (processes; or
+//                    threads with the blocking forms). ns per message.
+//   processes_idle   --size processes blocked on one channel, released by one
+//                    close(). Prints bytes per blocked process; the figure is
+//                    the release time in ms.
+//   csp_sum          the libcsp seed's sum with a process per node: each node
+//                    starts two child processes that report on a channel.
+//                    s per round.
+//
+// bench_csp --bench NAME --impl fjord|fjord-threads --threads N --size K
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/harness.hpp"
+#include "fjord/channel.hpp"
+#include "fjord/go.hpp"
+#include "fjord/pool.hpp"
+#include "fjord/select.hpp"
+#include "fjord/sync_wait.hpp"
+#include "fjord/task.hpp"
+#include "fjord/when_all.hpp"
+
+namespace {
+
+using fjord::channel;
+using fjord::task;
+
+// ---------------------------------------------------------------- skynet
+
+task<void> skynet(channel<long> out, long num, long size, long div) {
+  if (size == 1) {
+    co_await out.send(num);
+    co_return;
+  }
+  channel<long> children(0);
+  for (long i = 0; i < div; ++i) {
+    fjord::go(skynet, children, num + i * (size / div), size / div, div);
+  }
+  long sum = 0;
+  for (long i = 0; i < div; ++i) {
+    sum += *co_await children.receive();
+  }
+  co_await out.send(sum);
+}
+
+// ---------------------------------------------------------------- prime sieve
+
+task<void> generate(channel<int> out) {
+  try {
+    for (int i = 2;; ++i) {
+      co_await out.send(i);
+    }
+  } catch (const fjord::channel_closed&) {
+  }
+}
+
+task<void> filter(channel<int> in, channel<int> out, int prime) {
+  try {
+    while (std::optional<int> i = co_await in.receive()) {
+      if (*i % prime != 0) {
+        co_await out.send(*i);
+      }
+    }
+  } catch (const fjord::channel_closed&) {
+  }
+}
+
+// Returns the last of the first n primes. Every channel is closed at the
+// end, so every process ends (outside the timed part: see sieve_round).
+task<int> sieve(int n, std::vector<channel<int>>& made) {
+  channel<int> ch(0);
+  made.push_back(ch);
+  fjord::go(generate, ch);
+  int prime = 0;
+  for (int i = 0; i < n; ++i) {
+    prime = *co_await ch.receive();
+    channel<int> next(0);
+    made.push_back(next);
+    fjord::go(filter, ch, next, prime);
+    ch = next;
+  }
+  co_return prime;
+}
+
+// ---------------------------------------------------------------- ping pong
+
+task<void> pong(channel<int> in, channel<int> out) {
+  while (std::optional<int> v = co_await in.receive()) {
+    co_await out.send(*v);
+  }
+}
+
+task<long> ping(channel<int> out, channel<int> in, long n) {
+  long sum = 0;
+  for (long i = 0; i < n; ++i) {
+    co_await out.send(static_cast<int>(i & 0xFFFF));
+    sum += *co_await in.receive();
+  }
+  out.close();
+  co_return sum;
+}
+
+// ---------------------------------------------------------------- csp sum
+
+task<void> csp_sum(channel<long long> out, long lo, long hi) {
+  if (lo == hi) {
+    co_await out.send(lo);
+    co_return;
+  }
+  const long mid = lo + (hi - lo) / 2;
+  channel<long long> halves(2);
+  fjord::go(csp_sum, halves, lo, mid);
+  fjord::go(csp_sum, halves, mid + 1, hi);
+  const long long a = *co_await halves.receive();
+  const long long b = *co_await halves.receive();
+  co_await out.send(a + b);
+}
+
+long long expected_sum(long n) {
+  return static_cast<long long>(n) * (n + 1) / 2;
+}
+
+// ---------------------------------------------------------------- helpers
+
+long rss_kib() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  long pages = 0;
+  long resident = 0;
+  if (f != nullptr) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) {
+      resident = 0;
+    }
+    std::fclose(f);
+  }
+  return resident * 4;
+}
+
+// Runs t on p from this (outside) thread and returns its result.
+template <class T>
+T run_on(fjord::pool& p, task<T> t) {
+  return fjord::sync_wait([](fjord::pool& pool, task<T> inner) -> task<T> {
+    co_await pool.schedule();
+    co_return co_await std::move(inner);
+  }(p, std::move(t)));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // --bench NAME comes first; the rest is the harness's protocol.
+  if (argc < 3 || std::strcmp(argv[1], "--bench") != 0) {
+    std::fprintf(stderr, "usage: bench_csp --bench NAME --impl I --threads N --size K\n");
+    return 2;
+  }
+  const std::string bench_name = argv[2];
+  argv[2] = argv[0];
+  const bench::args a = bench::args::parse(argc - 2, argv + 2);
+  fjord::pool p(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
+
+  if (bench_name == "skynet_channels" && a.impl == "fjord") {
+    const long leaves = a.size;
+    long long expected = 0;
+    for (long i = 0; i < leaves; ++i) {
+      expected += i;
+    }
+    bench::run_rounds(a, "ms", static_cast<double>(leaves) * 10 / 9, [&] {
+      const auto start = bench::clock::now();
+      channel<long> result(0);
+      const long sum = run_on(p, [](channel<long> r, long n) -> task<long> {
+        fjord::go(skynet, r, 0L, n, 10L);
+        co_return *co_await r.receive();
+      }(result, leaves));
+      const double ms = bench::since_ms(start);
+      bench::check("skynet", sum, expected);
+      return ms;
+    });
+    return 0;
+  }
+
+  if (bench_name == "prime_sieve" && a.impl == "fjord") {
+    const int n = static_cast<int>(a.size);
+    int expected = 0;
+    for (int c = 2, found = 0; found < n; ++c) {
+      bool prime = true;
+      for (int d = 2; d * d <= c; ++d) {
+        if (c % d == 0) {
+          prime = false;
+          break;
+        }
+      }
+      if (prime) {
+        ++found;
+        expected = c;
+      }
+    }
+    bench::run_rounds(a, "ms", n, [&] {
+      std::vector<channel<int>> made;
+      const auto start = bench::clock::now();
+      const int last = run_on(p, sieve(n, made));
+      const double ms = bench::since_ms(start);
+      bench::check("prime_sieve", last, expected);
+      for (const channel<int>& c : made) {
+        c.close();
+      }
+      // Let every process end before the next round.
+      while (p.core().parked_coroutines() != 0) {
+        std::this_thread::yield();
+      }
+      return ms;
+    });
+    return 0;
+  }
+
+  if (bench_name == "ping_pong" && a.impl == "fjord") {
+    const long n = a.size;
+    long expected = 0;
+    for (long i = 0; i < n; ++i) {
+      expected += i & 0xFFFF;
+    }
+    bench::run_rounds(a, "ns/round trip", static_cast<double>(n), [&] {
+      channel<int> there(0);
+      channel<int> back(0);
+      const auto start = bench::clock::now();
+      fjord::go(p, pong, there, back);
+      const long sum = run_on(p, ping(there, back, n));
+      const double ns = bench::since_ms(start) * 1e6 / static_cast<double>(n);
+      bench::check("ping_pong", sum, expected);
+      return ns;
+    });
+    return 0;
+  }
+
+  if (bench_name == "channel_mpmc" && (a.impl == "fjord" || a.impl == "fjord-threads")) {
+    const long n = a.size;
+    const long pairs = a.grain < 1 ? 1 : a.grain;
+    const bool threads = a.impl == "fjord-threads";
+    bench::run_rounds(a, "ns/message", static_cast<double>(n), [&] {
+      channel<long> ch(1024);
+      std::atomic<long long> total{0};
+      std::atomic<long> producers_left{pairs};
+      auto produce = [&](long from, long to) {
+        return [&ch, &producers_left, from, to]() -> task<void> {
+          for (long i = from; i < to; ++i) {
+            co_await ch.send(i);
+          }
+          if (producers_left.fetch_sub(1) == 1) {
+            ch.close();
+          }
+        };
+      };
+      const auto start = bench::clock::now();
+      if (threads) {
+        std::vector<std::thread> all;
+        for (long k = 0; k < pairs; ++k) {
+          all.emplace_back([&, k] {
+            for (long i = n * k / pairs; i < n * (k + 1) / pairs; ++i) {
+              ch.blocking_send(i);
+            }
+            if (producers_left.fetch_sub(1) == 1) {
+              ch.close();
+            }
+          });
+          all.emplace_back([&] {
+            long long sum = 0;
+            while (std::optional<long> v = ch.blocking_receive()) {
+              sum += *v;
+            }
+            total.fetch_add(sum);
+          });
+        }
+        for (std::thread& t : all) {
+          t.join();
+        }
+      } else {
+        std::vector<task<void>> producers;
+        std::vector<decltype(produce(0, 0))> bodies;
+        bodies.reserve(static_cast<std::size_t>(pairs));
+        for (long k = 0; k < pairs; ++k) {
+          bodies.push_back(produce(n * k / pairs, n * (k + 1) / pairs));
+        }
+        auto consume = [&]() -> task<void> {
+          long long sum = 0;
+          while (std::optional<long> v = co_await ch.receive()) {
+            sum += *v;
+          }
+          total.fetch_add(sum);
+        };
+        run_on(p, [&]() -> task<void> {
+          std::vector<task<void>> all;
+          for (long k = 0; k < pairs; ++k) {
+            all.push_back(bodies[static_cast<std::size_t>(k)]());
+            all.push_back(consume());
+          }
+          co_await fjord::when_all(std::move(all));
+        }());
+      }
+      const double ns = bench::since_ms(start) * 1e6 / static_cast<double>(n);
+      bench::check("channel_mpmc", total.load(), expected_sum(n - 1));
+      return ns;
+    });
+    return 0;
+  }
+
+  if (bench_name == "processes_idle" && a.impl == "fjord") {
+    const long n = a.size;
+    bench::run_rounds(a, "ms", static_cast<double>(n), [&] {
+      channel<int> gate(0);
+      std::atomic<long> waiting{0};
+      std::atomic<long> released{0};
+      auto process = [](channel<int> g, std::atomic<long>& w, std::atomic<long>& r) -> task<void> {
+        w.fetch_add(1, std::memory_order_relaxed);
+        (void)co_await g.receive();
+        r.fetch_add(1, std::memory_order_relaxed);
+      };
+      const long before = rss_kib();
+      for (long i = 0; i < n; ++i) {
+        fjord::go(p, process, gate, std::ref(waiting), std::ref(released));
+      }
+      while (waiting.load() != n || p.core().parked_coroutines() != n) {
+        std::this_thread::yield();
+      }
+      const long after = rss_kib();
+      const auto start = bench::clock::now();
+      gate.close();
+      while (released.load() != n) {
+        std::this_thread::yield();
+      }
+      const double ms = bench::since_ms(start);
+      std::fprintf(stderr, "bytes per blocked process: %.1f\n",
+                   static_cast<double>(after - before) * 1024.0 / static_cast<double>(n));
+      std::printf("BYTES_PER_PROCESS %.1f\n",
+                  static_cast<double>(after - before) * 1024.0 / static_cast<double>(n));
+      return ms;
+    });
+    return 0;
+  }
+
+  if (bench_name == "csp_sum" && a.impl == "fjord") {
+    const long n = a.size;
+    bench::run_rounds(a, "s/round", static_cast<double>(2 * n), [&] {
+      const auto start = bench::clock::now();
+      channel<long long> result(1);
+      const long long sum = run_on(p, [](channel<long long> r, long hi) -> task<long long> {
+        fjord::go(csp_sum, r, 0L, hi);
+        co_return *co_await r.receive();
+      }(result, n));
+      const double s = bench::since_ms(start) / 1e3;
+      bench::check("csp_sum", sum, expected_sum(n));
+      return s;
+    });
+    return 0;
+  }
+
+  bench::unknown_impl(bench_name + "/" + a.impl);
+}

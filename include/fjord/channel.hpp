@@ -1,0 +1,400 @@
+#pragma once
+
+#include <concepts>
+#include <coroutine>
+#include <cstddef>
+#include <iterator>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "fjord/channel_status.hpp"
+#include "fjord/detail/blocking_section.hpp"
+#include "fjord/detail/channel_state.hpp"
+#include "fjord/task.hpp"
+
+namespace fjord {
+
+// channel<T>(fjord::unbounded): a channel whose sends never wait.
+struct unbounded_t {
+  explicit unbounded_t() = default;
+};
+inline constexpr unbounded_t unbounded{};
+
+template <class T>
+class channel;
+
+namespace detail {
+// Where the batch forms take values from (moving them out) and put them.
+template <class It, class T>
+concept iterator_to = std::forward_iterator<It> && std::same_as<std::iter_reference_t<It>, T&>;
+template <class Out, class T>
+concept output_iterator_for = std::output_iterator<Out, T>;
+
+// What select's cases need of a channel handle.
+struct channel_access {
+  template <class T>
+  static channel_state<T>* state(const channel<T>& c) noexcept {
+    return c.state_;
+  }
+};
+}  // namespace detail
+
+// A CSP channel with Go's semantics, for coroutines and threads alike.
+//
+// A channel<T> is a handle: copies share one channel (pass it to processes
+// by value, as in Go), and the channel lives until its last handle is gone;
+// values still buffered then are destroyed. A default-constructed handle is
+// null: operations on it throw std::logic_error, except in a select, where
+// a case on a null channel is never ready (Go's nil channel idiom).
+//
+// Capacity 0 is a rendezvous (a send waits for its receiver), N buffers up
+// to N values, fjord::unbounded never makes a send wait. close() ends it:
+// receives drain what is buffered, then report closed (an empty optional);
+// sends fail with fjord::channel_closed. Each value sent is received exactly
+// once, or destroyed with the channel, or (a failed send) with the sender's
+// operation. Waiters are served first come, first served, and a coroutine
+// that waits costs no thread: it is resumed where it ran (its pool, or the
+// thread in its sync_wait).
+//
+// T must be nothrow move-constructible (values move under the channel's
+// lock).
+template <class T>
+class channel {
+  static_assert(std::is_object_v<T> && !std::is_const_v<T> && !std::is_array_v<T>,
+                "fjord::channel<T>: T must be a non-const object type");
+  static_assert(std::is_nothrow_move_constructible_v<T>,
+                "fjord::channel<T>: T must be nothrow move-constructible");
+  using state = detail::channel_state<T>;
+
+ public:
+  using value_type = T;
+
+  // Operations are const: constness is the handle's, as for a pointer; the
+  // channel is shared.
+
+  // A null handle.
+  channel() noexcept = default;
+  // capacity 0: rendezvous; N: buffers up to N values (memory grows with
+  // what is buffered, not with N).
+  explicit channel(std::size_t capacity) : state_(new state(capacity)) {}
+  explicit channel(unbounded_t) : state_(new state(std::numeric_limits<std::size_t>::max())) {}
+
+  channel(const channel& o) noexcept : state_(o.state_) {
+    if (state_ != nullptr) {
+      // Relaxed: a new handle is made from an existing one, which keeps the
+      // state alive meanwhile (the shared_ptr argument).
+      state_->handles.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  channel(channel&& o) noexcept : state_(std::exchange(o.state_, nullptr)) {}
+  channel& operator=(channel o) noexcept {
+    std::swap(state_, o.state_);
+    return *this;
+  }
+  ~channel() {
+    // acq_rel: every use through other handles happens before the delete.
+    if (state_ != nullptr && state_->handles.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      delete state_;
+    }
+  }
+
+  // True unless null.
+  explicit operator bool() const noexcept { return state_ != nullptr; }
+  // Same channel.
+  friend bool operator==(const channel& a, const channel& b) noexcept {
+    return a.state_ == b.state_;
+  }
+
+  // The capacity given at construction (SIZE_MAX for unbounded).
+  std::size_t capacity() const { return checked("capacity").capacity; }
+  // Values buffered now (a snapshot).
+  std::size_t size() const {
+    state& s = checked("size");
+    std::lock_guard guard(s.lock);
+    return s.buffer.size();
+  }
+  bool is_closed() const {
+    state& s = checked("is_closed");
+    std::lock_guard guard(s.lock);
+    return s.closed;
+  }
+
+  // Closes the channel; returns false if it was already closed (closing
+  // twice is harmless, unlike in Go). Waiting receivers get an empty
+  // optional, waiting senders channel_closed.
+  bool close() const { return checked("close").close(); }
+
+  class send_awaiter;
+  class receive_awaiter;
+
+  // co_await ch.send(v): delivers v to a receiver or the buffer, waiting
+  // (suspended) while there is no room. Throws fjord::channel_closed if the
+  // channel is or becomes closed first (v is then destroyed).
+  [[nodiscard]] send_awaiter send(T v) const { return send_awaiter(checked("send"), std::move(v)); }
+
+  // co_await ch.receive(): the next value, waiting (suspended) for one;
+  // an empty optional once the channel is closed and drained.
+  [[nodiscard]] receive_awaiter receive() const { return receive_awaiter(checked("receive")); }
+
+  // The same for a plain thread, which blocks (on a worker, with a stand-in
+  // thread running in its place meanwhile).
+  void blocking_send(T v) const {
+    state& s = checked("blocking_send");
+    detail::channel_parker parker(true);
+    detail::channel_waiter w;
+    w.parker = &parker;
+    channel_status status = s.send_or_queue(v, w);
+    if (status == channel_status::full) {
+      const detail::blocking_section blocked;
+      parker.park();
+      status = w.closed ? channel_status::closed : channel_status::ok;
+    }
+    if (status == channel_status::closed) {
+      throw_closed("blocking_send");
+    }
+  }
+  std::optional<T> blocking_receive() const {
+    state& s = checked("blocking_receive");
+    detail::channel_parker parker(true);
+    detail::channel_waiter w;
+    w.parker = &parker;
+    std::optional<T> out;
+    if (s.receive_or_queue(out, w) == channel_status::empty) {
+      const detail::blocking_section blocked;
+      parker.park();
+    }
+    return out;
+  }
+
+  // Never wait. try_send moves from v only when it returns ok.
+  channel_status try_send(T&& v) const { return try_send_value(v); }
+  channel_status try_send(const T& v) const {
+    T copy(v);
+    return try_send_value(copy);
+  }
+  // The value, or nothing when none is ready (see the other form to tell
+  // an empty channel from a closed one).
+  std::optional<T> try_receive() const {
+    std::optional<T> out;
+    try_receive_into(out, "try_receive");
+    return out;
+  }
+  // ok (out assigned), empty or closed.
+  channel_status try_receive(T& out) const {
+    std::optional<T> got;
+    const channel_status s = try_receive_into(got, "try_receive");
+    if (got) {
+      out = std::move(*got);
+    }
+    return s;
+  }
+
+  // Batch forms (libcsp's pushm / popm), each under one acquisition of the
+  // lock. try_send_n moves values from first, first + 1, ... while they can
+  // be sent now, and returns how many were (fewer than n when the channel
+  // fills up or is closed).
+  template <detail::iterator_to<T> It>
+  std::size_t try_send_n(It first, std::size_t n) const {
+    state& s = checked("try_send_n");
+    std::size_t sent = 0;
+    detail::channel_waiter* woken = nullptr;
+    {
+      std::lock_guard guard(s.lock);
+      for (; sent < n; ++sent, ++first) {
+        detail::channel_waiter* to_wake = nullptr;
+        if (s.try_send_locked(*first, to_wake) != channel_status::ok) {
+          break;  // *first was not moved from
+        }
+        if (to_wake != nullptr) {
+          to_wake->next = woken;  // out of its queue: the link is ours
+          woken = to_wake;
+        }
+      }
+    }
+    wake_list(woken);
+    return sent;
+  }
+  // Receives up to max values that are ready now into out; returns how many.
+  template <detail::output_iterator_for<T> Out>
+  std::size_t try_receive_n(Out out, std::size_t max) const {
+    state& s = checked("try_receive_n");
+    std::size_t received = 0;
+    detail::channel_waiter* woken = nullptr;
+    {
+      std::lock_guard guard(s.lock);
+      for (; received < max; ++received) {
+        std::optional<T> got;
+        detail::channel_waiter* to_wake = nullptr;
+        if (s.try_receive_locked(got, to_wake) != channel_status::ok) {
+          break;
+        }
+        *out = std::move(*got);
+        ++out;
+        if (to_wake != nullptr) {
+          to_wake->next = woken;
+          woken = to_wake;
+        }
+      }
+    }
+    wake_list(woken);
+    return received;
+  }
+
+  // co_await ch.send_n(first, n): sends all n values, batching what fits
+  // and waiting when the channel is full. Throws channel_closed (having sent
+  // a prefix) if it is closed first.
+  template <detail::iterator_to<T> It>
+  [[nodiscard]] task<> send_n(It first, std::size_t n) const {
+    checked("send_n");
+    return send_n_in(*this, first, n);  // the frame keeps its own handle
+  }
+  // co_await ch.receive_n(out, max): waits for at least one value, then
+  // takes what else is ready, up to max; returns how many (0 once the
+  // channel is closed and drained, or for max == 0).
+  template <detail::output_iterator_for<T> Out>
+  [[nodiscard]] task<std::size_t> receive_n(Out out, std::size_t max) const {
+    checked("receive_n");
+    return receive_n_from(*this, out, max);
+  }
+
+ private:
+  friend detail::channel_access;
+
+  state& checked(const char* operation) const {
+    if (state_ == nullptr) {
+      throw std::logic_error(std::string("fjord::channel::") + operation +
+                             ": the channel handle is null (default-constructed or moved-from)");
+    }
+    return *state_;
+  }
+
+  [[noreturn]] static void throw_closed(const char* operation) {
+    throw channel_closed(std::string("fjord::channel::") + operation +
+                         ": the channel is closed; the value was not sent");
+  }
+
+  static void wake_list(detail::channel_waiter* w) noexcept {
+    while (w != nullptr) {
+      detail::channel_waiter* next = w->next;
+      w->parker->wake();
+      w = next;
+    }
+  }
+
+  channel_status try_send_value(T& v) const {
+    state& s = checked("try_send");
+    detail::channel_waiter* to_wake = nullptr;
+    channel_status status;
+    {
+      std::lock_guard guard(s.lock);
+      status = s.try_send_locked(v, to_wake);
+    }
+    wake_list(to_wake);
+    return status;
+  }
+
+  channel_status try_receive_into(std::optional<T>& out, const char* operation) const {
+    state& s = checked(operation);
+    detail::channel_waiter* to_wake = nullptr;
+    channel_status status;
+    {
+      std::lock_guard guard(s.lock);
+      status = s.try_receive_locked(out, to_wake);
+    }
+    wake_list(to_wake);
+    return status;
+  }
+
+  template <class It>
+  static task<> send_n_in(channel self, It first, std::size_t n) {
+    while (n != 0) {
+      const std::size_t k = self.try_send_n(first, n);
+      std::advance(first, k);
+      n -= k;
+      if (n != 0) {
+        co_await self.send(std::move(*first));
+        ++first;
+        --n;
+      }
+    }
+  }
+
+  template <class Out>
+  static task<std::size_t> receive_n_from(channel self, Out out, std::size_t max) {
+    if (max == 0) {
+      co_return 0;
+    }
+    std::optional<T> first = co_await self.receive();
+    if (!first) {
+      co_return 0;
+    }
+    *out = std::move(*first);
+    ++out;
+    co_return 1 + self.try_receive_n(out, max - 1);
+  }
+
+  state* state_ = nullptr;
+};
+
+template <class T>
+class [[nodiscard]] channel<T>::send_awaiter {
+ public:
+  send_awaiter(state& s, T v) noexcept : state_(s), value_(std::move(v)) {
+    waiter_.parker = &parker_;
+  }
+  send_awaiter(const send_awaiter&) = delete;
+  send_awaiter& operator=(const send_awaiter&) = delete;
+
+  bool await_ready() const noexcept { return false; }
+  bool await_suspend(std::coroutine_handle<> h) {
+    status_ = state_.send_or_queue(value_, waiter_);
+    if (status_ != channel_status::full) {
+      return false;
+    }
+    parker_.prepare(h);
+    return parker_.finish_suspend();
+  }
+  void await_resume() const {
+    if (status_ == channel_status::closed || waiter_.closed) {
+      throw_closed("send");
+    }
+  }
+
+ private:
+  state& state_;
+  T value_;
+  channel_status status_ = channel_status::ok;
+  detail::channel_parker parker_{false};
+  detail::channel_waiter waiter_;
+};
+
+template <class T>
+class [[nodiscard]] channel<T>::receive_awaiter {
+ public:
+  explicit receive_awaiter(state& s) noexcept : state_(s) { waiter_.parker = &parker_; }
+  receive_awaiter(const receive_awaiter&) = delete;
+  receive_awaiter& operator=(const receive_awaiter&) = delete;
+
+  bool await_ready() const noexcept { return false; }
+  bool await_suspend(std::coroutine_handle<> h) noexcept {
+    if (state_.receive_or_queue(value_, waiter_) != channel_status::empty) {
+      return false;
+    }
+    parker_.prepare(h);
+    return parker_.finish_suspend();
+  }
+  std::optional<T> await_resume() noexcept { return std::move(value_); }
+
+ private:
+  state& state_;
+  std::optional<T> value_;
+  detail::channel_parker parker_{false};
+  detail::channel_waiter waiter_;
+};
+
+}  // namespace fjord

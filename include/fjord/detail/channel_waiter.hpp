@@ -1,0 +1,183 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <coroutine>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+#include "fjord/detail/parker.hpp"
+#include "fjord/detail/resume_job.hpp"
+
+namespace fjord::detail {
+
+// Who waits for a channel operation or a select: one coroutine or one
+// thread (Go's g, with its selectDone flag). Several waiters (one per case of
+// a select, each queued on its own channel) share one parker, and exactly one
+// of the parties that could complete the wait (a channel operation on another
+// thread, close(), the select's timer, its stop callback) claims it. The
+// protocol is in docs/channels.md.
+class channel_parker {
+ public:
+  static constexpr int unclaimed = -1;
+
+  explicit channel_parker(bool on_thread) noexcept : on_thread_(on_thread) {}
+  channel_parker(const channel_parker&) = delete;
+  channel_parker& operator=(const channel_parker&) = delete;
+
+  // Decides which case completes the wait; true for the one caller that gets
+  // it. Relaxed: the CAS only has to be atomic (one location, one winner);
+  // what the winner writes before wake() is published by wake() itself.
+  bool claim(int index) noexcept {
+    int expected = unclaimed;
+    return selected_.compare_exchange_strong(expected, index, std::memory_order_relaxed,
+                                             std::memory_order_relaxed);
+  }
+
+  // The case that won (after the wait ended; unclaimed before).
+  int selected() const noexcept { return selected_.load(std::memory_order_relaxed); }
+
+  // A coroutine about to suspend: records where it resumes. Any time before
+  // finish_suspend(): a wake() that comes first only marks the parker.
+  void prepare(std::coroutine_handle<> h) noexcept { coroutine_.park(h); }
+
+  // The coroutine's last step in await_suspend, after every waiter is queued
+  // and every lock released: true to suspend, false when the winner already
+  // called wake() (then the coroutine goes on at once). Whoever of the two
+  // comes second resumes it, so it is resumed exactly once, and never before
+  // await_suspend stops touching the frame. acq_rel: the winner's writes
+  // (the value it handed over) are visible when we go on, and the frame's
+  // state (queued waiters) is visible to the winner that resumes us.
+  bool finish_suspend() noexcept {
+    if (phase_.exchange(suspended, std::memory_order_acq_rel) == woken) {
+      coroutine_.unpark_unsuspended();
+      return false;
+    }
+    return true;
+  }
+
+  // The claimer's last touch of the parker and of everything in the waiting
+  // frame or stack: a thread is unparked, a suspended coroutine is sent back
+  // to its pool (or sync_wait thread).
+  void wake() noexcept {
+    if (on_thread_) {
+      thread_.unpark();  // release: pairs with park()'s acquire
+      return;
+    }
+    if (phase_.exchange(woken, std::memory_order_acq_rel) == suspended) {
+      coroutine_.wake();
+    }
+  }
+
+  // A thread: blocks until wake().
+  void park() noexcept { thread_.park(); }
+  // A thread: blocks until wake() or the timeout; false on timeout.
+  bool park_for(std::chrono::nanoseconds timeout) noexcept { return thread_.park_for(timeout); }
+
+ private:
+  static constexpr std::uint8_t running = 0;
+  static constexpr std::uint8_t suspended = 1;
+  static constexpr std::uint8_t woken = 2;
+
+  std::atomic<int> selected_{unclaimed};
+  std::atomic<std::uint8_t> phase_{running};
+  bool on_thread_;
+  parked_coroutine coroutine_;
+  parker thread_;
+};
+
+// One pending operation on one channel (Go's sudog): queued in the
+// channel's list of senders or of receivers, under the channel's lock.
+struct channel_waiter {
+  channel_waiter* prev = nullptr;
+  channel_waiter* next = nullptr;
+  channel_parker* parker = nullptr;
+  // A sender's: the T to move from. A receiver's: the std::optional<T> to
+  // put the value in.
+  void* slot = nullptr;
+  int index = 0;        // which case of its select (0 for a plain operation)
+  bool queued = false;  // in a channel's list (guarded by that channel's lock)
+  bool closed = false;  // completed by close() rather than by a value
+};
+
+// The senders or receivers waiting on one channel, in arrival order. Doubly
+// linked: a select that ends takes its other waiters out in O(1).
+class channel_waiter_queue {
+ public:
+  bool empty() const noexcept { return head_ == nullptr; }
+
+  void push_back(channel_waiter& w) noexcept {
+    w.next = nullptr;
+    w.prev = tail_;
+    if (tail_ == nullptr) {
+      head_ = &w;
+    } else {
+      tail_->next = &w;
+    }
+    tail_ = &w;
+    w.queued = true;
+  }
+
+  void remove(channel_waiter& w) noexcept {
+    if (!w.queued) {
+      return;
+    }
+    (w.prev == nullptr ? head_ : w.prev->next) = w.next;
+    (w.next == nullptr ? tail_ : w.next->prev) = w.prev;
+    w.queued = false;
+  }
+
+  // The first waiter whose parker this call claims, taken out of the queue;
+  // waiters of selects already won elsewhere are dropped on the way (their
+  // owners would take them out anyway). nullptr when none is left.
+  channel_waiter* claim_first() noexcept {
+    while (channel_waiter* w = head_) {
+      remove(*w);
+      if (w->parker->claim(w->index)) {
+        return w;
+      }
+    }
+    return nullptr;
+  }
+
+  // Takes every waiter out; the ones this call claims are linked through
+  // `next` into the returned list (for close()).
+  channel_waiter* claim_all() noexcept {
+    channel_waiter* claimed = nullptr;
+    while (channel_waiter* w = head_) {
+      remove(*w);
+      if (w->parker->claim(w->index)) {
+        w->next = claimed;
+        claimed = w;
+      }
+    }
+    return claimed;
+  }
+
+ private:
+  channel_waiter* head_ = nullptr;
+  channel_waiter* tail_ = nullptr;
+};
+
+// What every channel<T> has whatever T is: its lock, its waiters, whether it
+// is closed. A select locks the channels of all its cases at once
+// (lock_channels), always in address order, so two selects never deadlock.
+struct channel_base {
+  std::mutex lock;
+  channel_waiter_queue senders;
+  channel_waiter_queue receivers;
+  bool closed = false;
+};
+
+// Locks each distinct channel of `channels` (n entries, nullptr allowed,
+// duplicates allowed) in address order; unlock_channels undoes it. The
+// array is sorted in place.
+void lock_channels(channel_base** channels, std::size_t n) noexcept;
+void unlock_channels(channel_base** channels, std::size_t n) noexcept;
+
+// A uniformly random permutation of 0..n-1 (a select's poll order), from a
+// per-thread generator.
+void random_order(int* order, int n) noexcept;
+
+}  // namespace fjord::detail

@@ -1,0 +1,409 @@
+#include "fjord/channel.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fjord/pool.hpp"
+#include "fjord/spawn.hpp"
+#include "fjord/sync_wait.hpp"
+#include "fjord/task.hpp"
+#include "fjord/when_all.hpp"
+#include "support/run_together.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// Counts every instance alive, and every move-from of a live value, so a
+// value lost (never destroyed) or doubled (destroyed twice) shows.
+struct counted {
+  static inline std::atomic<long> live{0};
+  int value = 0;
+  explicit counted(int v) noexcept : value(v) { live.fetch_add(1); }
+  counted(counted&& o) noexcept : value(o.value) { live.fetch_add(1); }
+  counted& operator=(counted&& o) noexcept {
+    value = o.value;
+    return *this;
+  }
+  ~counted() { live.fetch_sub(1); }
+};
+
+TEST(channel, buffered_values_come_out_in_order) {
+  fjord::channel<int> ch(3);
+  EXPECT_EQ(ch.capacity(), 3U);
+  EXPECT_EQ(ch.try_send(1), fjord::channel_status::ok);
+  EXPECT_EQ(ch.try_send(2), fjord::channel_status::ok);
+  EXPECT_EQ(ch.try_send(3), fjord::channel_status::ok);
+  EXPECT_EQ(ch.try_send(4), fjord::channel_status::full);
+  EXPECT_EQ(ch.size(), 3U);
+  EXPECT_EQ(ch.try_receive(), 1);
+  int out = 0;
+  EXPECT_EQ(ch.try_receive(out), fjord::channel_status::ok);
+  EXPECT_EQ(out, 2);
+  EXPECT_EQ(ch.try_receive(), 3);
+  EXPECT_EQ(ch.try_receive(out), fjord::channel_status::empty);
+  EXPECT_EQ(ch.try_receive(), std::nullopt);
+}
+
+TEST(channel, a_rendezvous_channel_holds_nothing) {
+  fjord::channel<int> ch(0);
+  EXPECT_EQ(ch.try_send(1), fjord::channel_status::full);
+  EXPECT_EQ(ch.try_receive(), std::nullopt);
+  EXPECT_EQ(ch.size(), 0U);
+}
+
+TEST(channel, an_unbounded_channel_never_fills) {
+  fjord::channel<int> ch(fjord::unbounded);
+  for (int i = 0; i < 100000; ++i) {
+    ASSERT_EQ(ch.try_send(i), fjord::channel_status::ok);
+  }
+  for (int i = 0; i < 100000; ++i) {
+    ASSERT_EQ(ch.try_receive(), i);
+  }
+}
+
+TEST(channel, handles_share_one_channel) {
+  fjord::channel<int> a(1);
+  fjord::channel<int> b = a;
+  EXPECT_TRUE(a == b);
+  EXPECT_EQ(b.try_send(7), fjord::channel_status::ok);
+  EXPECT_EQ(a.try_receive(), 7);
+  fjord::channel<int> c = std::move(b);
+  EXPECT_FALSE(static_cast<bool>(b));  // NOLINT(bugprone-use-after-move): moved-from is null
+  EXPECT_TRUE(c == a);
+}
+
+TEST(channel, a_null_handle_names_the_operation) {
+  fjord::channel<int> ch;
+  EXPECT_FALSE(static_cast<bool>(ch));
+  try {
+    (void)ch.try_send(1);
+    FAIL();
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("try_send"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("null"), std::string::npos);
+  }
+  EXPECT_THROW((void)ch.receive(), std::logic_error);
+  EXPECT_THROW(ch.close(), std::logic_error);
+}
+
+// Go's semantics for close.
+TEST(channel, receives_drain_the_buffer_after_close_then_report_closed) {
+  fjord::channel<int> ch(4);
+  ASSERT_EQ(ch.try_send(1), fjord::channel_status::ok);
+  ASSERT_EQ(ch.try_send(2), fjord::channel_status::ok);
+  EXPECT_TRUE(ch.close());
+  EXPECT_FALSE(ch.close());  // closing twice is harmless
+  EXPECT_TRUE(ch.is_closed());
+  EXPECT_EQ(ch.try_send(3), fjord::channel_status::closed);
+  EXPECT_EQ(ch.try_receive(), 1);
+  EXPECT_EQ(fjord::sync_wait([](fjord::channel<int> c) -> fjord::task<std::optional<int>> {
+              co_return co_await c.receive();
+            }(ch)),
+            2);
+  int out = 0;
+  EXPECT_EQ(ch.try_receive(out), fjord::channel_status::closed);
+  EXPECT_EQ(ch.blocking_receive(), std::nullopt);
+}
+
+TEST(channel, a_send_on_a_closed_channel_throws_channel_closed) {
+  fjord::channel<int> ch(4);
+  ch.close();
+  EXPECT_THROW(ch.blocking_send(1), fjord::channel_closed);
+  auto send = [](fjord::channel<int> c) -> fjord::task<void> { co_await c.send(1); };
+  EXPECT_THROW(fjord::sync_wait(send(ch)), fjord::channel_closed);
+  try {
+    ch.blocking_send(2);
+  } catch (const fjord::channel_closed& e) {
+    EXPECT_NE(std::string(e.what()).find("closed"), std::string::npos);
+  }
+}
+
+TEST(channel, close_wakes_every_waiting_receiver_and_sender) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::channel<int> empty(0);
+  fjord::channel<int> full(1);
+  ASSERT_EQ(full.try_send(0), fjord::channel_status::ok);
+  std::atomic<int> closed_receives{0};
+  std::atomic<int> failed_sends{0};
+  auto receive = [&](fjord::channel<int> c) -> fjord::task<void> {
+    if (!(co_await c.receive())) {
+      closed_receives.fetch_add(1);
+    }
+  };
+  auto send = [&](fjord::channel<int> c) -> fjord::task<void> {
+    try {
+      co_await c.send(1);
+    } catch (const fjord::channel_closed&) {
+      failed_sends.fetch_add(1);
+    }
+  };
+  std::vector<fjord::task<void>> tasks;
+  for (int i = 0; i < 20; ++i) {
+    tasks.push_back(receive(empty));
+    tasks.push_back(send(full));
+  }
+  std::thread closer([&] {
+    // Most are waiting by now; the others find the channels closed.
+    std::this_thread::sleep_for(20ms);
+    empty.close();
+    full.close();
+  });
+  fjord_test::run_together(p, std::move(tasks));
+  closer.join();
+  EXPECT_EQ(closed_receives.load(), 20);
+  EXPECT_EQ(failed_sends.load(), 20);
+  EXPECT_EQ(full.try_receive(), 0);  // the buffered value survives the close
+}
+
+TEST(channel, a_rendezvous_send_waits_for_its_receiver) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::channel<int> ch(0);
+  std::atomic<bool> sent{false};
+  std::thread sender([&] {
+    ch.blocking_send(42);
+    sent = true;
+  });
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(sent.load());
+  EXPECT_EQ(ch.blocking_receive(), 42);
+  sender.join();
+  EXPECT_TRUE(sent.load());
+}
+
+TEST(channel, coroutines_and_threads_pass_values_both_ways) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  for (std::size_t capacity : {0, 1, 16}) {
+    fjord::channel<int> to_coroutine(capacity);
+    fjord::channel<int> to_thread(capacity);
+    auto echo = [](fjord::channel<int> in, fjord::channel<int> out) -> fjord::task<void> {
+      while (std::optional<int> v = co_await in.receive()) {
+        co_await out.send(*v * 2);
+      }
+      out.close();
+    };
+    fjord::spawn(p, echo(to_coroutine, to_thread));
+    std::thread feeder([&] {
+      for (int i = 0; i < 1000; ++i) {
+        to_coroutine.blocking_send(i);
+      }
+      to_coroutine.close();
+    });
+    int expected = 0;
+    while (std::optional<int> v = to_thread.blocking_receive()) {
+      ASSERT_EQ(*v, expected * 2);
+      ++expected;
+    }
+    feeder.join();
+    EXPECT_EQ(expected, 1000) << "capacity " << capacity;
+  }
+}
+
+TEST(channel, move_only_values_travel_and_nothing_leaks) {
+  {
+    fjord::channel<std::unique_ptr<int>> ch(2);
+    ASSERT_EQ(ch.try_send(std::make_unique<int>(5)), fjord::channel_status::ok);
+    auto p = std::make_unique<int>(6);
+    ASSERT_EQ(ch.try_send(std::move(p)), fjord::channel_status::ok);
+    EXPECT_EQ(p, nullptr);  // NOLINT(bugprone-use-after-move): sent, so moved from
+    auto q = std::make_unique<int>(7);
+    ASSERT_EQ(ch.try_send(std::move(q)), fjord::channel_status::full);
+    ASSERT_NE(q, nullptr);  // NOLINT(bugprone-use-after-move): not sent, so untouched
+    EXPECT_EQ(**ch.try_receive(), 5);
+  }
+  ASSERT_EQ(counted::live.load(), 0);
+  {
+    fjord::channel<counted> ch(8);
+    for (int i = 0; i < 8; ++i) {
+      ASSERT_EQ(ch.try_send(counted(i)), fjord::channel_status::ok);
+    }
+    EXPECT_EQ(counted::live.load(), 8);
+    EXPECT_EQ(ch.try_receive()->value, 0);
+    EXPECT_EQ(counted::live.load(), 7);
+    ch.close();
+    auto failed = [](fjord::channel<counted> c) -> fjord::task<void> {
+      co_await c.send(counted(99));
+    };
+    EXPECT_THROW(fjord::sync_wait(failed(ch)), fjord::channel_closed);
+    EXPECT_EQ(counted::live.load(), 7);  // the failed send's value is gone
+  }
+  EXPECT_EQ(counted::live.load(), 0);  // buffered values die with the channel
+}
+
+TEST(channel, batch_forms_move_as_much_as_fits) {
+  fjord::channel<int> ch(5);
+  std::vector<int> in{1, 2, 3, 4, 5, 6, 7};
+  EXPECT_EQ(ch.try_send_n(in.begin(), in.size()), 5U);
+  std::vector<int> out;
+  EXPECT_EQ(ch.try_receive_n(std::back_inserter(out), 3), 3U);
+  EXPECT_EQ(out, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(ch.try_send_n(in.begin() + 5, 2), 2U);
+  EXPECT_EQ(ch.try_receive_n(std::back_inserter(out), 100), 4U);
+  EXPECT_EQ(out, (std::vector<int>{1, 2, 3, 4, 5, 6, 7}));
+
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::channel<int> pipe(4);
+  std::vector<int> many(1000);
+  for (int i = 0; i < 1000; ++i) {
+    many[static_cast<std::size_t>(i)] = i;
+  }
+  auto producer = [&]() -> fjord::task<void> {
+    co_await pipe.send_n(many.begin(), many.size());
+    pipe.close();
+  };
+  std::vector<int> got;
+  auto consumer = [&]() -> fjord::task<void> {
+    while (co_await pipe.receive_n(std::back_inserter(got), 64) != 0) {
+    }
+  };
+  std::vector<fjord::task<void>> both;
+  both.push_back(producer());
+  both.push_back(consumer());
+  fjord_test::run_together(p, std::move(both));
+  EXPECT_EQ(got, many);
+}
+
+// Every value sent arrives exactly once, whatever the capacity, with
+// coroutines on two workers and plain threads on both sides at once.
+TEST(channel, many_producers_and_consumers_deliver_each_value_exactly_once) {
+  constexpr int producers = 4;
+  constexpr int per_producer = 20000;
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  for (std::size_t capacity : {0, 1, 64}) {
+    fjord::channel<int> ch(capacity);
+    std::vector<std::atomic<int>> seen(producers * per_producer);
+    std::atomic<int> producers_left{producers};
+    auto produce = [&](int id) -> fjord::task<void> {
+      for (int i = 0; i < per_producer; ++i) {
+        co_await ch.send(id * per_producer + i);
+      }
+      if (producers_left.fetch_sub(1) == 1) {
+        ch.close();
+      }
+    };
+    auto consume = [&]() -> fjord::task<void> {
+      while (std::optional<int> v = co_await ch.receive()) {
+        seen[static_cast<std::size_t>(*v)].fetch_add(1);
+      }
+    };
+    std::vector<fjord::task<void>> tasks;
+    for (int i = 0; i < producers - 1; ++i) {
+      tasks.push_back(produce(i));
+    }
+    tasks.push_back(consume());
+    tasks.push_back(consume());
+    std::thread thread_producer([&] {
+      for (int i = 0; i < per_producer; ++i) {
+        ch.blocking_send((producers - 1) * per_producer + i);
+      }
+      if (producers_left.fetch_sub(1) == 1) {
+        ch.close();
+      }
+    });
+    std::thread thread_consumer([&] {
+      while (std::optional<int> v = ch.blocking_receive()) {
+        seen[static_cast<std::size_t>(*v)].fetch_add(1);
+      }
+    });
+    fjord_test::run_together(p, std::move(tasks));
+    thread_producer.join();
+    thread_consumer.join();
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+      ASSERT_EQ(seen[i].load(), 1) << "value " << i << ", capacity " << capacity;
+    }
+  }
+}
+
+// A single producer's values arrive in the order sent, even to several
+// consumers (each sees an increasing sequence).
+TEST(channel, one_producers_values_stay_in_order) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::channel<int> ch(8);
+  std::atomic<bool> ordered{true};
+  auto produce = [&]() -> fjord::task<void> {
+    for (int i = 0; i < 50000; ++i) {
+      co_await ch.send(i);
+    }
+    ch.close();
+  };
+  auto consume = [&]() -> fjord::task<void> {
+    int last = -1;
+    while (std::optional<int> v = co_await ch.receive()) {
+      if (*v <= last) {
+        ordered = false;
+      }
+      last = *v;
+    }
+  };
+  std::vector<fjord::task<void>> tasks;
+  tasks.push_back(produce());
+  tasks.push_back(consume());
+  tasks.push_back(consume());
+  fjord_test::run_together(p, std::move(tasks));
+  EXPECT_TRUE(ordered.load());
+}
+
+// Many senders and receivers arriving at one rendezvous channel at once.
+TEST(channel, a_stampede_on_a_rendezvous_channel_pairs_everyone) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::channel<int> ch(0);
+  constexpr int n = 2000;
+  std::atomic<long> sum{0};
+  auto send = [&](int i) -> fjord::task<void> { co_await ch.send(i); };
+  auto receive = [&]() -> fjord::task<void> { sum.fetch_add(*co_await ch.receive()); };
+  std::vector<fjord::task<void>> tasks;
+  for (int i = 0; i < n; ++i) {
+    tasks.push_back(receive());
+    tasks.push_back(send(i));
+  }
+  fjord_test::run_together(p, std::move(tasks));
+  EXPECT_EQ(sum.load(), static_cast<long>(n) * (n - 1) / 2);
+}
+
+// close() racing senders and receivers: what was sent successfully is
+// received exactly once; nothing else arrives.
+TEST(channel, close_racing_sends_and_receives_loses_nothing) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  for (int round = 0; round < 20; ++round) {
+    fjord::channel<counted> ch(static_cast<std::size_t>(round % 3));
+    std::atomic<long> sent{0};
+    std::atomic<long> received{0};
+    auto produce = [&](int id) -> fjord::task<void> {
+      try {
+        for (int i = 0;; ++i) {
+          co_await ch.send(counted(id + i));
+          sent.fetch_add(1);
+        }
+      } catch (const fjord::channel_closed&) {
+      }
+    };
+    auto consume = [&]() -> fjord::task<void> {
+      while (co_await ch.receive()) {
+        received.fetch_add(1);
+      }
+    };
+    std::vector<fjord::task<void>> tasks;
+    for (int i = 0; i < 3; ++i) {
+      tasks.push_back(produce(i));
+      tasks.push_back(consume());
+    }
+    std::thread closer([&] {
+      std::this_thread::sleep_for(std::chrono::microseconds(100 * round));
+      ch.close();
+    });
+    fjord_test::run_together(p, std::move(tasks));
+    closer.join();
+    EXPECT_EQ(sent.load(), received.load());
+  }
+  EXPECT_EQ(counted::live.load(), 0);
+}
+
+}  // namespace

@@ -1,0 +1,121 @@
+#include "fjord/go.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fjord/channel.hpp"
+#include "fjord/pool.hpp"
+#include "fjord/sync_wait.hpp"
+#include "fjord/task.hpp"
+
+namespace {
+
+TEST(go, runs_a_coroutine_lambda_whose_captures_outlive_the_call) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::channel<std::string> out(0);
+  {
+    auto owned = std::make_unique<std::string>("captured");
+    // The lambda is a temporary: the process keeps its own copy.
+    fjord::go(p, [s = std::move(owned), out]() -> fjord::task<void> { co_await out.send(*s); });
+  }
+  EXPECT_EQ(out.blocking_receive(), "captured");
+}
+
+TEST(go, passes_arguments_by_value) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::channel<int> out(0);
+  auto add = [](fjord::channel<int> c, int a, const int& b) -> fjord::task<void> {
+    co_await c.send(a + b);
+  };
+  {
+    int b = 2;
+    fjord::go(p, add, out, 1, b);
+  }
+  EXPECT_EQ(out.blocking_receive(), 3);
+}
+
+TEST(go, runs_a_plain_function_as_a_job) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::channel<int> out(1);
+  fjord::go(
+      p, [](fjord::channel<int> c, int v) { (void)c.try_send(v); }, out, 5);
+  EXPECT_EQ(out.blocking_receive(), 5);
+}
+
+TEST(go, defaults_to_the_current_pool) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::channel<fjord::pool*> out(1);
+  fjord::sync_wait([&]() -> fjord::task<void> {
+    co_await p.schedule();
+    fjord::go(
+        [](fjord::channel<fjord::pool*> c) -> fjord::task<void> {
+          co_await c.send(fjord::current_pool());
+        },
+        out);
+  }());
+  EXPECT_EQ(out.blocking_receive(), &p);
+}
+
+TEST(go, an_escaping_exception_reaches_the_pools_handler) {
+  std::atomic<int> reported{0};
+  fjord::channel<int> done(1);
+  {
+    fjord::pool p(
+        fjord::pool_options{.workers = 1, .unhandled_exception_handler = [&](std::exception_ptr e) {
+                              try {
+                                std::rethrow_exception(e);
+                              } catch (const std::runtime_error& err) {
+                                if (std::string(err.what()) == "process failed") {
+                                  reported.fetch_add(1);
+                                }
+                              }
+                            }});
+    fjord::go(p, []() -> fjord::task<void> {
+      throw std::runtime_error("process failed");
+      co_return;
+    });
+    fjord::go(p, [] { throw std::runtime_error("process failed"); });
+  }
+  EXPECT_EQ(reported.load(), 2);
+}
+
+// A million processes blocked on one channel cost no threads; one close()
+// releases them all.
+TEST(go, a_million_blocked_processes_are_released_by_one_close) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  constexpr int n = 1'000'000;
+  fjord::channel<int> gate(0);
+  fjord::channel<int> finished(fjord::unbounded);
+  std::atomic<int> started{0};
+  auto process = [](fjord::channel<int> in, fjord::channel<int> out,
+                    std::atomic<int>& count) -> fjord::task<void> {
+    count.fetch_add(1, std::memory_order_relaxed);
+    if (!(co_await in.receive())) {
+      (void)out.try_send(1);
+    }
+  };
+  for (int i = 0; i < n; ++i) {
+    fjord::go(p, process, gate, finished, std::ref(started));
+  }
+  while (started.load() != n) {
+    std::this_thread::yield();
+  }
+  EXPECT_LE(p.stats().workers.size(), 2U);
+  gate.close();
+  std::vector<int> all;
+  all.reserve(n);
+  while (all.size() < static_cast<std::size_t>(n)) {
+    (void)finished.try_receive_n(std::back_inserter(all), n);
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(all.size(), static_cast<std::size_t>(n));
+}
+
+}  // namespace

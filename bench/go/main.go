@@ -100,7 +100,7 @@ func main() {
 	threads := fs.Int("threads", 1, "")
 	size := fs.Int64("size", 0, "")
 	rounds := fs.Int("rounds", 10, "")
-	fs.Int64("grain", 0, "")
+	grain := fs.Int64("grain", 0, "")
 	fs.Parse(os.Args[2:])
 	if *impl != "goroutines" && *impl != "sequential" {
 		fmt.Fprintf(os.Stderr, "unknown --impl %s\n", *impl)
@@ -139,6 +139,9 @@ func main() {
 			return s
 		})
 	default:
+		if runCSP(bench, *size, *grain, *rounds) {
+			return
+		}
 		fmt.Fprintf(os.Stderr, "unknown benchmark %s\n", bench)
 		os.Exit(2)
 	}

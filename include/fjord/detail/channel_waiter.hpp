@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "fjord/detail/futex_mutex.hpp"
 #include "fjord/detail/parker.hpp"
 #include "fjord/detail/resume_job.hpp"
 
@@ -164,7 +165,7 @@ class channel_waiter_queue {
 // is closed. A select locks the channels of all its cases at once
 // (lock_channels), always in address order, so two selects never deadlock.
 struct channel_base {
-  std::mutex lock;
+  futex_mutex lock;
   channel_waiter_queue senders;
   channel_waiter_queue receivers;
   bool closed = false;

@@ -26,6 +26,7 @@
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
 #include "fjord/task_group.hpp"
+#include "fjord/timer.hpp"
 #include "fjord/when_all.hpp"
 #include "fjord/when_any.hpp"
 #include "fjord/yield.hpp"

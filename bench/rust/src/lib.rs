@@ -8,11 +8,12 @@ pub struct Args {
     pub threads: usize,
     pub size: u64,
     pub rounds: usize,
+    pub grain: u64,
 }
 
 pub fn parse_args() -> Args {
     let argv: Vec<String> = std::env::args().collect();
-    let mut a = Args { imp: String::new(), threads: 1, size: 0, rounds: 10 };
+    let mut a = Args { imp: String::new(), threads: 1, size: 0, rounds: 10, grain: 0 };
     let mut i = 1;
     while i + 1 < argv.len() {
         let v = &argv[i + 1];
@@ -21,7 +22,7 @@ pub fn parse_args() -> Args {
             "--threads" => a.threads = v.parse().expect("--threads"),
             "--size" => a.size = v.parse().expect("--size"),
             "--rounds" => a.rounds = v.parse().expect("--rounds"),
-            "--grain" => {}
+            "--grain" => a.grain = v.parse().expect("--grain"),
             other => {
                 eprintln!("unknown option {other}");
                 std::process::exit(2);

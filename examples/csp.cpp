@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <optional>
 #include <vector>
 
@@ -96,7 +97,7 @@ fjord::task<void> count_to(fjord::channel<int> out, int n) {
   out.close();
 }
 
-int main() {
+int main() try {
   fjord::pool pool;
   int failures = 0;
 
@@ -131,4 +132,7 @@ int main() {
   fjord::timer later = fjord::call_after(pool, 1ms, [done] { (void)done.try_send(1); });
   failures += done.blocking_receive() == 1 ? 0 : 1;
   return failures;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "csp: %s\n", e.what());
+  return 1;
 }

@@ -15,7 +15,12 @@ struct after_state : timer_service::entry {
 
   static void fire(timer_service::entry& e) noexcept {
     auto* self = static_cast<after_state*>(&e);
-    (void)self->ticks.try_send(timer_clock::now());  // capacity 1, never full
+    try {
+      (void)self->ticks.try_send(timer_clock::now());  // capacity 1, never full
+    } catch (...) {
+      // No memory for the channel's buffer: the tick is lost, as the
+      // timer thread has nobody to report to.
+    }
     delete self;
   }
 };
@@ -29,7 +34,7 @@ channel<timer_clock::time_point> make_after_channel(timer_clock::time_point dead
   state->on_fire = &after_state::fire;
   channel<timer_clock::time_point> result = state->ticks;
   timer_service::instance().arm(*state);  // not cancelable: always armed
-  state.release();                        // now the timer thread's
+  static_cast<void>(state.release());     // now the timer thread's
   return result;
 }
 
@@ -56,7 +61,11 @@ struct ticker_state : timer_service::entry {
     {
       std::lock_guard lock(self->guard);
       if (!self->stopped) {
-        (void)self->ticks.try_send(now);  // full: the receiver misses this tick
+        try {
+          (void)self->ticks.try_send(now);  // full: the receiver misses this tick
+        } catch (...) {
+          // No memory for the buffer: this tick is missed too.
+        }
       }
     }
     // The next tick on the period's grid, skipping the ones already missed.
@@ -118,7 +127,11 @@ void ticker::stop() noexcept {
   }
   state_->release();
   state_ = nullptr;
-  (void)ticks_.try_receive();  // a tick delivered before `stopped` was set
+  try {
+    (void)ticks_.try_receive();  // a tick delivered before `stopped` was set
+  } catch (...) {
+    // Not reached: ticks_ is not null, and a receive allocates nothing.
+  }
 }
 
 namespace detail {

@@ -8,6 +8,7 @@
 
 #include "fjord/channel_status.hpp"
 #include "fjord/detail/channel_waiter.hpp"
+#include "fjord/detail/frame_allocator.hpp"
 #include "fjord/detail/value_ring.hpp"
 
 namespace fjord::detail {
@@ -22,6 +23,14 @@ namespace fjord::detail {
 template <class T>
 struct channel_state : channel_base {
   explicit channel_state(std::size_t limit) noexcept : capacity(limit) {}
+
+  // From the per-thread caches coroutine frames use: a process that makes a
+  // channel per call (a tree of processes reporting to their parents)
+  // should not pay malloc twice per node.
+  static void* operator new(std::size_t size) { return frame_allocator::allocate(size); }
+  static void operator delete(void* p, std::size_t size) noexcept {
+    frame_allocator::deallocate(p, size);
+  }
 
   // Under the lock. Sends v now if it can: to a waiting receiver (set in
   // *to_wake, to be woken once the lock is released), else into the buffer.

@@ -5,6 +5,8 @@
 #include <new>
 #include <utility>
 
+#include "fjord/detail/frame_allocator.hpp"
+
 namespace fjord::detail {
 
 // A FIFO of T in a circular buffer that grows (doubling) on demand up to a
@@ -18,7 +20,7 @@ class value_ring {
   value_ring& operator=(const value_ring&) = delete;
   ~value_ring() {
     clear();
-    std::allocator<T>().deallocate(data_, capacity_);
+    release(data_, capacity_);
   }
 
   std::size_t size() const noexcept { return size_; }
@@ -61,18 +63,40 @@ class value_ring {
 
   void grow() {
     const std::size_t bigger = capacity_ == 0 ? 4 : capacity_ * 2;
-    T* fresh = std::allocator<T>().allocate(bigger);
+    T* fresh = acquire(bigger);
     for (std::size_t i = 0; i < size_; ++i) {
       T* from = data_ + index(i);
       std::construct_at(fresh + i, std::move(*from));  // nothrow: required of T by channel
       std::destroy_at(from);
     }
-    std::allocator<T>().deallocate(data_, capacity_);
+    release(data_, capacity_);
     data_ = fresh;
     capacity_ = bigger;
     head_ = 0;
   }
 
+  // Small buffers come from the per-thread frame caches (a channel per
+  // process call is common), large ones from operator new.
+  static T* acquire(std::size_t n) {
+    if constexpr (alignof(T) <= alignof(std::max_align_t)) {
+      if (n > static_cast<std::size_t>(-1) / sizeof(T)) {
+        throw std::bad_alloc();
+      }
+      return static_cast<T*>(frame_allocator::allocate(n * sizeof(T)));
+    } else {
+      return std::allocator<T>().allocate(n);
+    }
+  }
+  static void release(T* p, std::size_t n) noexcept {
+    if (p == nullptr) {
+      return;
+    }
+    if constexpr (alignof(T) <= alignof(std::max_align_t)) {
+      frame_allocator::deallocate(p, n * sizeof(T));
+    } else {
+      std::allocator<T>().deallocate(p, n);
+    }
+  }
   T* data_ = nullptr;
   std::size_t capacity_ = 0;
   std::size_t head_ = 0;

@@ -55,6 +55,14 @@ bool select_begin(select_case* const* cases, int n, channel_base** locks, int* o
       }
     }
     unlock_channels(locks, static_cast<std::size_t>(n));
+    if (parker.selected() != channel_parker::unclaimed) {
+      // A case armed before the failure already won (a timer that came due,
+      // a stop request): its wake is on the way, and the frame must live
+      // until it arrives. Wait for it as for any win; the case that could
+      // not be armed simply takes no part.
+      *result = -1;
+      return true;
+    }
     throw;
   }
   for (int i = 0; i < n; ++i) {
@@ -85,11 +93,17 @@ std::size_t select_end(select_case* const* cases, int n, channel_base** locks,
 }
 
 void timeout_case::arm(channel_parker& p, int index) {
-  timer_.parker = &p;
+  timer_service& service = timer_service::instance();  // may throw: nothing armed yet
   timer_.index = index;
   timer_.on_due = &due;
   timer_.on_fire = &fire;
-  timer_service::instance().arm(timer_);
+  timer_.parker = &p;
+  try {
+    service.arm(timer_);
+  } catch (...) {
+    timer_.parker = nullptr;  // not armed: disarm() leaves the service alone
+    throw;
+  }
 }
 
 void timeout_case::disarm() noexcept {

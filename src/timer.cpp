@@ -28,6 +28,11 @@ struct after_state : timer_service::entry {
 }  // namespace
 
 channel<timer_clock::time_point> make_after_channel(timer_clock::time_point deadline) {
+  if (deadline == timer_clock::time_point::max()) {
+    // Too far to represent (a saturated duration): it never fires, so
+    // nothing is armed (and nothing held for ever).
+    return channel<timer_clock::time_point>(1);
+  }
   auto state = std::make_unique<after_state>();
   state->ticks = channel<timer_clock::time_point>(1);
   state->deadline = deadline;

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -404,6 +406,78 @@ TEST(channel, close_racing_sends_and_receives_loses_nothing) {
     EXPECT_EQ(sent.load(), received.load());
   }
   EXPECT_EQ(counted::live.load(), 0);
+}
+
+// An iterator over ints whose k-th dereference throws.
+struct throwing_source {
+  using value_type = int;
+  using difference_type = std::ptrdiff_t;
+  int* values = nullptr;
+  int throw_at = 0;
+  int* reads = nullptr;
+  int& operator*() const {
+    if ((*reads)++ == throw_at) {
+      throw std::runtime_error("source failed");
+    }
+    return *values;
+  }
+  throwing_source& operator++() {
+    ++values;
+    return *this;
+  }
+  throwing_source operator++(int) {
+    throwing_source old = *this;
+    ++values;
+    return old;
+  }
+  bool operator==(const throwing_source& o) const { return values == o.values; }
+};
+
+// Review defect: values handed to waiting receivers before a later one
+// throws must still wake those receivers.
+TEST(channel, a_batch_send_that_throws_still_wakes_the_receivers_it_served) {
+  fjord::channel<int> ch(0);
+  std::optional<int> got;
+  std::thread receiver([&] { got = ch.blocking_receive(); });
+  std::this_thread::sleep_for(20ms);  // the receiver waits by now (if not, nothing is sent)
+  int values[2] = {7, 8};
+  int reads = 0;
+  EXPECT_THROW((void)ch.try_send_n(throwing_source{values, 1, &reads}, 2), std::runtime_error);
+  if (reads == 1) {
+    ch.close();  // the receiver was not waiting yet: release it
+  }
+  receiver.join();  // hangs without the fix
+  if (got) {
+    EXPECT_EQ(*got, 7);
+  }
+}
+
+// Review defect: a batch receive whose output throws must wake the senders
+// it served, and must not hold the lock while user code runs.
+TEST(channel, a_batch_receive_whose_output_throws_still_wakes_the_senders_it_served) {
+  fjord::channel<int> ch(1);
+  ASSERT_EQ(ch.try_send(1), fjord::channel_status::ok);
+  std::thread sender([&] { ch.blocking_send(2); });
+  std::this_thread::sleep_for(20ms);  // the sender waits for room by now
+  struct throwing_sink {
+    using difference_type = std::ptrdiff_t;
+    const fjord::channel<int>* ch;
+    throwing_sink& operator*() { return *this; }
+    throwing_sink& operator=(int) {
+      EXPECT_LE(ch->size(), 1U);  // takes the channel's lock: not held here
+      throw std::runtime_error("sink failed");
+    }
+    throwing_sink& operator++() { return *this; }
+    throwing_sink operator++(int) { return *this; }
+  };
+  EXPECT_THROW((void)ch.try_receive_n(throwing_sink{&ch}, 2), std::runtime_error);
+  sender.join();  // hangs without the fix
+  ch.close();
+  int left = 0;
+  while (ch.try_receive()) {
+    ++left;
+  }
+  EXPECT_LE(left, 1);
 }
 
 }  // namespace

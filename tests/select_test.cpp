@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -270,6 +271,41 @@ TEST(select, a_thread_select_waits_for_a_coroutine) {
   std::optional<int> y;
   EXPECT_EQ(fjord::blocking_select(fjord::receive_from(a, x), fjord::receive_from(b, y)), 1U);
   EXPECT_EQ(y, 9);
+}
+
+// Review defect: a select keeps the channels of its cases alive, so a
+// channel whose last outside handle goes while a select waits on it is not
+// freed under the select (ASan checks this).
+TEST(select, a_channel_dropped_by_everyone_else_lives_while_a_select_waits) {
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  auto ch = std::make_unique<fjord::channel<int>>(0);
+  std::atomic<bool> waiting{false};
+  auto waiter = [&](const fjord::channel<int>& c) -> fjord::task<std::size_t> {
+    co_await p.schedule();
+    std::optional<int> x;
+    auto receive = fjord::receive_from(c, x);  // holds its own handle from here
+    waiting = true;
+    co_return co_await fjord::select(std::move(receive), fjord::timeout(30ms));
+  };
+  std::thread dropper([&] {
+    while (!waiting) {
+      std::this_thread::yield();
+    }
+    ch.reset();  // the last handle outside the select
+  });
+  EXPECT_EQ(fjord::sync_wait(waiter(*ch)), 1U);
+  dropper.join();
+}
+
+TEST(select, a_receive_case_empties_its_optional_when_another_case_wins) {
+  fjord::channel<int> a(0);
+  fjord::channel<int> b(1);
+  ASSERT_EQ(b.try_send(2), fjord::channel_status::ok);
+  std::optional<int> x = 5;
+  std::optional<int> y;
+  EXPECT_EQ(fjord::blocking_select(fjord::receive_from(a, x), fjord::receive_from(b, y)), 1U);
+  EXPECT_FALSE(x.has_value());
+  EXPECT_EQ(y, 2);
 }
 
 }  // namespace

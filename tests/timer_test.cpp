@@ -46,7 +46,10 @@ TEST(after, is_a_timeout_case_for_a_coroutine_select) {
 }
 
 TEST(after, a_duration_that_overflows_never_fires) {
+  const std::size_t armed = fjord::detail::timer_service::instance().pending();
   fjord::channel<timer_clock::time_point> ch = fjord::after(std::chrono::hours::max());
+  // Nothing is armed for it (it would stay in the heap for ever).
+  EXPECT_EQ(fjord::detail::timer_service::instance().pending(), armed);
   std::optional<timer_clock::time_point> t;
   EXPECT_EQ(fjord::blocking_select(fjord::receive_from(ch, t), fjord::timeout(20ms)), 1U);
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <concepts>
 #include <coroutine>
 #include <cstddef>
@@ -135,11 +136,17 @@ class channel {
   // co_await ch.send(v): delivers v to a receiver or the buffer, waiting
   // (suspended) while there is no room. Throws fjord::channel_closed if the
   // channel is or becomes closed first (v is then destroyed).
-  [[nodiscard]] send_awaiter send(T v) const { return send_awaiter(checked("send"), std::move(v)); }
+  [[nodiscard]] send_awaiter send(T v) const {
+    checked("send");
+    return send_awaiter(*this, std::move(v));
+  }
 
   // co_await ch.receive(): the next value, waiting (suspended) for one;
   // an empty optional once the channel is closed and drained.
-  [[nodiscard]] receive_awaiter receive() const { return receive_awaiter(checked("receive")); }
+  [[nodiscard]] receive_awaiter receive() const {
+    checked("receive");
+    return receive_awaiter(*this);
+  }
 
   // The same for a plain thread, which blocks (on a worker, with a stand-in
   // thread running in its place meanwhile).
@@ -202,7 +209,7 @@ class channel {
   std::size_t try_send_n(It first, std::size_t n) const {
     state& s = checked("try_send_n");
     std::size_t sent = 0;
-    detail::channel_waiter* woken = nullptr;
+    waker woken;  // also when a later value throws: those served must wake
     {
       std::lock_guard guard(s.lock);
       for (; sent < n; ++sent, ++first) {
@@ -210,13 +217,9 @@ class channel {
         if (s.try_send_locked(*first, to_wake) != channel_status::ok) {
           break;  // *first was not moved from
         }
-        if (to_wake != nullptr) {
-          to_wake->next = woken;  // out of its queue: the link is ours
-          woken = to_wake;
-        }
+        woken.add(to_wake);
       }
     }
-    wake_list(woken);
     return sent;
   }
   // Receives up to max values that are ready now into out; returns how many.
@@ -224,24 +227,36 @@ class channel {
   std::size_t try_receive_n(Out out, std::size_t max) const {
     state& s = checked("try_receive_n");
     std::size_t received = 0;
-    detail::channel_waiter* woken = nullptr;
-    {
-      std::lock_guard guard(s.lock);
-      for (; received < max; ++received) {
-        std::optional<T> got;
-        detail::channel_waiter* to_wake = nullptr;
-        if (s.try_receive_locked(got, to_wake) != channel_status::ok) {
-          break;
-        }
-        *out = std::move(*got);
-        ++out;
-        if (to_wake != nullptr) {
-          to_wake->next = woken;
-          woken = to_wake;
+    // Values are taken under the lock a batch at a time, and written to
+    // out (user code, which may throw) after it is released and the
+    // senders served are woken. If writing throws, the values of that batch
+    // not yet written are destroyed.
+    constexpr std::size_t batch = 32;
+    std::array<std::optional<T>, batch> taken;
+    bool more = true;
+    while (more && received < max) {
+      std::size_t n = 0;
+      {
+        waker woken;
+        {
+          std::lock_guard guard(s.lock);
+          for (; n < batch && received + n < max; ++n) {
+            detail::channel_waiter* to_wake = nullptr;
+            if (s.try_receive_locked(taken[n], to_wake) != channel_status::ok) {
+              more = false;
+              break;
+            }
+            woken.add(to_wake);
+          }
         }
       }
+      for (std::size_t i = 0; i < n; ++i) {
+        *out = std::move(*taken[i]);
+        ++out;
+        taken[i].reset();
+        ++received;
+      }
     }
-    wake_list(woken);
     return received;
   }
 
@@ -285,6 +300,25 @@ class channel {
       w = next;
     }
   }
+
+  // Waiters served under the lock, woken when it goes out of scope (after
+  // the lock, and on unwinding too).
+  class waker {
+   public:
+    waker() noexcept = default;
+    waker(const waker&) = delete;
+    waker& operator=(const waker&) = delete;
+    ~waker() { wake_list(list_); }
+    void add(detail::channel_waiter* w) noexcept {
+      if (w != nullptr) {
+        w->next = list_;  // out of its queue: the link is ours
+        list_ = w;
+      }
+    }
+
+   private:
+    detail::channel_waiter* list_ = nullptr;
+  };
 
   channel_status try_send_value(T& v) const {
     state& s = checked("try_send");
@@ -344,7 +378,10 @@ class channel {
 template <class T>
 class [[nodiscard]] channel<T>::send_awaiter {
  public:
-  send_awaiter(state& s, T v) noexcept : state_(s), value_(std::move(v)) {
+  // Keeps its own handle: the channel lives while the operation waits, even
+  // if every other handle goes meanwhile.
+  send_awaiter(const channel& c, T v) noexcept
+      : channel_(c), state_(*c.state_), value_(std::move(v)) {
     waiter_.parker = &parker_;
   }
   send_awaiter(const send_awaiter&) = delete;
@@ -366,6 +403,7 @@ class [[nodiscard]] channel<T>::send_awaiter {
   }
 
  private:
+  channel channel_;
   state& state_;
   T value_;
   channel_status status_ = channel_status::ok;
@@ -376,7 +414,9 @@ class [[nodiscard]] channel<T>::send_awaiter {
 template <class T>
 class [[nodiscard]] channel<T>::receive_awaiter {
  public:
-  explicit receive_awaiter(state& s) noexcept : state_(s) { waiter_.parker = &parker_; }
+  explicit receive_awaiter(const channel& c) noexcept : channel_(c), state_(*c.state_) {
+    waiter_.parker = &parker_;
+  }
   receive_awaiter(const receive_awaiter&) = delete;
   receive_awaiter& operator=(const receive_awaiter&) = delete;
 
@@ -391,6 +431,7 @@ class [[nodiscard]] channel<T>::receive_awaiter {
   std::optional<T> await_resume() noexcept { return std::move(value_); }
 
  private:
+  channel channel_;
   state& state_;
   std::optional<T> value_;
   detail::channel_parker parker_{false};

@@ -33,18 +33,19 @@ namespace fjord {
 // several are ready, each is picked with equal probability. A case on a null
 // channel is never ready.
 
-// Receives one value from ch into out (out is left empty when ch is closed
-// and drained).
+// Receives one value from ch into out. out is emptied when the select
+// starts; it holds the value if this case wins, and stays empty if it wins
+// because ch is closed and drained.
 template <class T>
 [[nodiscard]] detail::receive_case<T> receive_from(const channel<T>& ch, std::optional<T>& out) {
-  return detail::receive_case<T>(detail::channel_access::state(ch), out);
+  return detail::receive_case<T>(ch, out);
 }
 
 // Sends v on ch. If ch is closed when this case is picked, the select
 // throws fjord::channel_closed (v is destroyed).
 template <class T, detail::value_for<T> U>
 [[nodiscard]] detail::send_case<T> send_to(const channel<T>& ch, U&& v) {
-  return detail::send_case<T>(detail::channel_access::state(ch), T(std::forward<U>(v)));
+  return detail::send_case<T>(ch, T(std::forward<U>(v)));
 }
 
 // Ready when d has elapsed (from the select's creation) / at t.

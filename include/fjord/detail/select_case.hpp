@@ -6,6 +6,7 @@
 #include <stop_token>
 #include <utility>
 
+#include "fjord/channel.hpp"
 #include "fjord/channel_status.hpp"
 #include "fjord/detail/channel_state.hpp"
 #include "fjord/detail/channel_waiter.hpp"
@@ -54,13 +55,20 @@ bool select_begin(select_case* const* cases, int n, channel_base** locks, int* o
 std::size_t select_end(select_case* const* cases, int n, channel_base** locks,
                        const channel_parker& parker, int result);
 
+// Channel cases keep a handle of their channel: it lives while the select
+// waits, even if every other handle goes meanwhile.
 template <class T>
 class receive_case final : public select_case {
  public:
-  receive_case(channel_state<T>* s, std::optional<T>& out) noexcept : state_(s), out_(&out) {
-    channel = s;
+  // out is emptied here, outside any lock: after the select it holds a value
+  // only if this case won and the channel was not closed.
+  receive_case(const fjord::channel<T>& c, std::optional<T>& out) noexcept
+      : handle_(c), state_(channel_access::state(c)), out_(&out) {
+    channel = state_;
+    out.reset();
   }
-  receive_case(receive_case&& o) noexcept : select_case(o), state_(o.state_), out_(o.out_) {}
+  receive_case(receive_case&& o) noexcept
+      : select_case(o), handle_(std::move(o.handle_)), state_(o.state_), out_(o.out_) {}
   receive_case& operator=(receive_case&&) = delete;
   ~receive_case() = default;
 
@@ -98,6 +106,7 @@ class receive_case final : public select_case {
   }
 
  private:
+  fjord::channel<T> handle_;
   channel_state<T>* state_;
   std::optional<T>* out_;
   channel_waiter waiter_;
@@ -106,9 +115,15 @@ class receive_case final : public select_case {
 template <class T>
 class send_case final : public select_case {
  public:
-  send_case(channel_state<T>* s, T v) noexcept : state_(s), value_(std::move(v)) { channel = s; }
+  send_case(const fjord::channel<T>& c, T v) noexcept
+      : handle_(c), state_(channel_access::state(c)), value_(std::move(v)) {
+    channel = state_;
+  }
   send_case(send_case&& o) noexcept
-      : select_case(o), state_(o.state_), value_(std::move(o.value_)) {}
+      : select_case(o),
+        handle_(std::move(o.handle_)),
+        state_(o.state_),
+        value_(std::move(o.value_)) {}
   send_case& operator=(send_case&&) = delete;
   ~send_case() = default;
 
@@ -147,6 +162,7 @@ class send_case final : public select_case {
   }
 
  private:
+  fjord::channel<T> handle_;
   channel_state<T>* state_;
   T value_;
   bool closed_ = false;
@@ -171,6 +187,7 @@ class timeout_case final : public select_case {
 
  private:
   struct timer : timer_service::entry {
+    // Set once armed: disarm() touches the service only then.
     channel_parker* parker = nullptr;
     int index = 0;
   };

@@ -72,6 +72,17 @@ TEST(channel, an_unbounded_channel_never_fills) {
   }
 }
 
+// docs/channels.md: the buffer grows with what it holds, not with the
+// capacity (this one would need 8 EiB up front).
+TEST(channel, a_huge_capacity_costs_nothing_until_used) {
+  fjord::channel<long> ch(std::size_t{1} << 60);
+  for (long i = 0; i < 1000; ++i) {
+    ASSERT_EQ(ch.try_send(i), fjord::channel_status::ok);
+  }
+  EXPECT_EQ(ch.size(), 1000U);
+  EXPECT_EQ(ch.try_receive(), 0);
+}
+
 TEST(channel, handles_share_one_channel) {
   fjord::channel<int> a(1);
   fjord::channel<int> b = a;

@@ -63,6 +63,16 @@ TEST(go, defaults_to_the_current_pool) {
   EXPECT_EQ(out.blocking_receive(), &p);
 }
 
+TEST(go, from_a_plain_thread_uses_the_default_pool) {
+  fjord::channel<fjord::pool*> out(1);
+  fjord::go(
+      [](fjord::channel<fjord::pool*> c) -> fjord::task<void> {
+        co_await c.send(fjord::current_pool());
+      },
+      out);
+  EXPECT_EQ(out.blocking_receive(), &fjord::default_pool());
+}
+
 TEST(go, an_escaping_exception_reaches_the_pools_handler) {
   std::atomic<int> reported{0};
   fjord::channel<int> done(1);

@@ -297,6 +297,20 @@ TEST(select, a_channel_dropped_by_everyone_else_lives_while_a_select_waits) {
   dropper.join();
 }
 
+// docs/channels.md: a channel named in two cases is locked once (locking
+// it twice would deadlock).
+TEST(select, one_channel_in_two_cases_is_locked_once) {
+  fjord::channel<int> c(1);
+  std::optional<int> x;
+  EXPECT_EQ(fjord::blocking_select(fjord::receive_from(c, x), fjord::send_to(c, 4)), 1U);
+  EXPECT_EQ(fjord::blocking_select(fjord::receive_from(c, x), fjord::send_to(c, 5)), 0U);
+  EXPECT_EQ(x, 4);
+  std::optional<int> y;
+  EXPECT_EQ(fjord::blocking_select(fjord::receive_from(c, x), fjord::receive_from(c, y),
+                                   fjord::no_wait()),
+            2U);
+}
+
 TEST(select, a_receive_case_empties_its_optional_when_another_case_wins) {
   fjord::channel<int> a(0);
   fjord::channel<int> b(1);

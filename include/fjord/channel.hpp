@@ -87,9 +87,7 @@ class channel {
 
   channel(const channel& o) noexcept : state_(o.state_) {
     if (state_ != nullptr) {
-      // Relaxed: a new handle is made from an existing one, which keeps the
-      // state alive meanwhile (the shared_ptr argument).
-      state_->handles.fetch_add(1, std::memory_order_relaxed);
+      state_->retain();
     }
   }
   channel(channel&& o) noexcept : state_(std::exchange(o.state_, nullptr)) {}
@@ -97,12 +95,7 @@ class channel {
     std::swap(state_, o.state_);
     return *this;
   }
-  ~channel() {
-    // acq_rel: every use through other handles happens before the delete.
-    if (state_ != nullptr && state_->handles.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      delete state_;
-    }
-  }
+  ~channel() { state::release(state_); }
 
   // True unless null.
   explicit operator bool() const noexcept { return state_ != nullptr; }
@@ -209,16 +202,14 @@ class channel {
   std::size_t try_send_n(It first, std::size_t n) const {
     state& s = checked("try_send_n");
     std::size_t sent = 0;
-    waker woken;  // also when a later value throws: those served must wake
-    {
-      std::lock_guard guard(s.lock);
-      for (; sent < n; ++sent, ++first) {
-        detail::channel_waiter* to_wake = nullptr;
-        if (s.try_send_locked(*first, to_wake) != channel_status::ok) {
-          break;  // *first was not moved from
-        }
-        woken.add(to_wake);
+    detail::wake_list woken;  // also when a later value throws: those served must wake
+    std::lock_guard guard(s.lock);
+    for (; sent < n; ++sent, ++first) {
+      detail::channel_waiter* to_wake = nullptr;
+      if (s.try_send_locked(*first, to_wake) != channel_status::ok) {
+        break;  // *first was not moved from
       }
+      woken.add(to_wake);
     }
     return sent;
   }
@@ -237,17 +228,15 @@ class channel {
     while (more && received < max) {
       std::size_t n = 0;
       {
-        waker woken;
-        {
-          std::lock_guard guard(s.lock);
-          for (; n < batch && received + n < max; ++n) {
-            detail::channel_waiter* to_wake = nullptr;
-            if (s.try_receive_locked(taken[n], to_wake) != channel_status::ok) {
-              more = false;
-              break;
-            }
-            woken.add(to_wake);
+        detail::wake_list woken;
+        std::lock_guard guard(s.lock);
+        for (; n < batch && received + n < max; ++n) {
+          detail::channel_waiter* to_wake = nullptr;
+          if (s.try_receive_locked(taken[n], to_wake) != channel_status::ok) {
+            more = false;
+            break;
           }
+          woken.add(to_wake);
         }
       }
       for (std::size_t i = 0; i < n; ++i) {
@@ -293,54 +282,23 @@ class channel {
                          ": the channel is closed; the value was not sent");
   }
 
-  static void wake_list(detail::channel_waiter* w) noexcept {
-    while (w != nullptr) {
-      detail::channel_waiter* next = w->next;
-      w->parker->wake();
-      w = next;
-    }
-  }
-
-  // Waiters served under the lock, woken when it goes out of scope (after
-  // the lock, and on unwinding too).
-  class waker {
-   public:
-    waker() noexcept = default;
-    waker(const waker&) = delete;
-    waker& operator=(const waker&) = delete;
-    ~waker() { wake_list(list_); }
-    void add(detail::channel_waiter* w) noexcept {
-      if (w != nullptr) {
-        w->next = list_;  // out of its queue: the link is ours
-        list_ = w;
-      }
-    }
-
-   private:
-    detail::channel_waiter* list_ = nullptr;
-  };
-
   channel_status try_send_value(T& v) const {
     state& s = checked("try_send");
+    detail::wake_list woken;
+    std::lock_guard guard(s.lock);
     detail::channel_waiter* to_wake = nullptr;
-    channel_status status;
-    {
-      std::lock_guard guard(s.lock);
-      status = s.try_send_locked(v, to_wake);
-    }
-    wake_list(to_wake);
+    const channel_status status = s.try_send_locked(v, to_wake);
+    woken.add(to_wake);
     return status;
   }
 
   channel_status try_receive_into(std::optional<T>& out, const char* operation) const {
     state& s = checked(operation);
+    detail::wake_list woken;
+    std::lock_guard guard(s.lock);
     detail::channel_waiter* to_wake = nullptr;
-    channel_status status;
-    {
-      std::lock_guard guard(s.lock);
-      status = s.try_receive_locked(out, to_wake);
-    }
-    wake_list(to_wake);
+    const channel_status status = s.try_receive_locked(out, to_wake);
+    woken.add(to_wake);
     return status;
   }
 
@@ -378,10 +336,7 @@ class channel {
 template <class T>
 class [[nodiscard]] channel<T>::send_awaiter {
  public:
-  // Keeps its own handle: the channel lives while the operation waits, even
-  // if every other handle goes meanwhile.
-  send_awaiter(const channel& c, T v) noexcept
-      : channel_(c), state_(*c.state_), value_(std::move(v)) {
+  send_awaiter(const channel& c, T v) noexcept : state_(*c.state_), value_(std::move(v)) {
     waiter_.parker = &parker_;
   }
   send_awaiter(const send_awaiter&) = delete;
@@ -403,7 +358,6 @@ class [[nodiscard]] channel<T>::send_awaiter {
   }
 
  private:
-  channel channel_;
   state& state_;
   T value_;
   channel_status status_ = channel_status::ok;
@@ -414,7 +368,7 @@ class [[nodiscard]] channel<T>::send_awaiter {
 template <class T>
 class [[nodiscard]] channel<T>::receive_awaiter {
  public:
-  explicit receive_awaiter(const channel& c) noexcept : channel_(c), state_(*c.state_) {
+  explicit receive_awaiter(const channel& c) noexcept : state_(*c.state_) {
     waiter_.parker = &parker_;
   }
   receive_awaiter(const receive_awaiter&) = delete;
@@ -431,7 +385,6 @@ class [[nodiscard]] channel<T>::receive_awaiter {
   std::optional<T> await_resume() noexcept { return std::move(value_); }
 
  private:
-  channel channel_;
   state& state_;
   std::optional<T> value_;
   detail::channel_parker parker_{false};

@@ -75,75 +75,73 @@ struct channel_state : channel_base {
   // receivers with nothing (the buffer is empty while they wait), the
   // senders with channel_status::closed.
   bool close() noexcept {
-    channel_waiter* woken = nullptr;
-    {
-      std::lock_guard guard(lock);
-      if (closed) {
-        return false;
-      }
-      closed = true;
-      woken = receivers.claim_all();
-      channel_waiter** tail = &woken;
-      while (*tail != nullptr) {
-        tail = &(*tail)->next;
-      }
-      *tail = senders.claim_all();
-      for (channel_waiter* w = woken; w != nullptr; w = w->next) {
+    wake_list woken;  // declared first: wakes after the lock is released
+    std::lock_guard guard(lock);
+    if (closed) {
+      return false;
+    }
+    closed = true;
+    for (channel_waiter_queue* q : {&receivers, &senders}) {
+      channel_waiter* claimed = q->claim_all();
+      for (channel_waiter* w = claimed; w != nullptr; w = w->next) {
         w->closed = true;
       }
-    }
-    while (woken != nullptr) {
-      channel_waiter* next = woken->next;
-      woken->parker->wake();  // the waiter may be gone after this
-      woken = next;
+      woken.add_all(claimed);
     }
     return true;
   }
 
   // The first half of a send that may wait: try it, and if it cannot be
-  // done now queue `w`. Returns full when w was queued (the caller then
-  // waits on w's parker). T's move is required nothrow, so only the
+  // done now queue `w`. Returns full when w was queued: the caller then
+  // waits on w's parker. Once queued, the operation never touches the
+  // channel again (its waker hands everything over), so it needs no
+  // reference of its own. T's move is required nothrow, so only the
   // buffer's growth can throw.
   channel_status send_or_queue(T& v, channel_waiter& w) {
+    wake_list woken;
+    std::lock_guard guard(lock);
     channel_waiter* to_wake = nullptr;
-    channel_status s;
-    {
-      std::lock_guard guard(lock);
-      s = try_send_locked(v, to_wake);
-      if (s == channel_status::full) {
-        w.slot = &v;
-        senders.push_back(w);
-        return s;
-      }
-    }
-    if (to_wake != nullptr) {
-      to_wake->parker->wake();
+    const channel_status s = try_send_locked(v, to_wake);
+    woken.add(to_wake);
+    if (s == channel_status::full) {
+      queue_locked(senders, w, &v);
     }
     return s;
   }
 
   // The receive counterpart: returns empty when w was queued.
   channel_status receive_or_queue(std::optional<T>& out, channel_waiter& w) noexcept {
+    wake_list woken;
+    std::lock_guard guard(lock);
     channel_waiter* to_wake = nullptr;
-    channel_status s;
-    {
-      std::lock_guard guard(lock);
-      s = try_receive_locked(out, to_wake);
-      if (s == channel_status::empty) {
-        w.slot = &out;
-        receivers.push_back(w);
-        return s;
-      }
-    }
-    if (to_wake != nullptr) {
-      to_wake->parker->wake();
+    const channel_status s = try_receive_locked(out, to_wake);
+    woken.add(to_wake);
+    if (s == channel_status::empty) {
+      queue_locked(receivers, w, &out);
     }
     return s;
+  }
+
+  // A handle's reference. Relaxed: taken from an existing reference (the
+  // shared_ptr argument).
+  void retain() noexcept { handles.fetch_add(1, std::memory_order_relaxed); }
+  // Drops one; the last one destroys the channel. acq_rel: every use
+  // through other references happens before the delete.
+  static void release(channel_state* s) noexcept {
+    if (s != nullptr && s->handles.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      delete s;
+    }
   }
 
   std::atomic<std::size_t> handles{1};
   const std::size_t capacity;
   value_ring<T> buffer;
+
+ private:
+  static void queue_locked(channel_waiter_queue& q, channel_waiter& w, void* slot) noexcept {
+    w.slot = slot;
+    q.push_back(w);
+  }
 };
 
 }  // namespace fjord::detail

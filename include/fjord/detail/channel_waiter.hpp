@@ -161,6 +161,43 @@ class channel_waiter_queue {
   channel_waiter* tail_ = nullptr;
 };
 
+// Waiters completed under a channel's lock, woken (in wake()'s sense) when
+// the list goes out of scope: after the lock is released, and on unwinding
+// too, since a waiter that was handed its value must be woken whatever
+// happens next.
+class wake_list {
+ public:
+  wake_list() noexcept = default;
+  wake_list(const wake_list&) = delete;
+  wake_list& operator=(const wake_list&) = delete;
+  ~wake_list() {
+    while (head_ != nullptr) {
+      channel_waiter* next = head_->next;
+      head_->parker->wake();  // the waiter may be gone after this
+      head_ = next;
+    }
+  }
+
+  // w (nullptr: nothing) is out of its queue, so its link is ours.
+  void add(channel_waiter* w) noexcept {
+    if (w != nullptr) {
+      w->next = head_;
+      head_ = w;
+    }
+  }
+  // Every waiter of a list linked through `next` (claim_all()'s result).
+  void add_all(channel_waiter* list) noexcept {
+    while (list != nullptr) {
+      channel_waiter* next = list->next;
+      add(list);
+      list = next;
+    }
+  }
+
+ private:
+  channel_waiter* head_ = nullptr;
+};
+
 // What every channel<T> has whatever T is: its lock, its waiters, whether it
 // is closed. A select locks the channels of all its cases at once
 // (lock_channels), always in address order, so two selects never deadlock.

@@ -55,28 +55,63 @@ bool select_begin(select_case* const* cases, int n, channel_base** locks, int* o
 std::size_t select_end(select_case* const* cases, int n, channel_base** locks,
                        const channel_parker& parker, int result);
 
-// Channel cases keep a handle of their channel: it lives while the select
-// waits, even if every other handle goes meanwhile.
+// What the two channel cases share: a handle of their channel (it lives
+// while the select waits, even if every other handle goes meanwhile), and
+// the waiter they queue in its senders or receivers.
 template <class T>
-class receive_case final : public select_case {
+class channel_case : public select_case {
+ public:
+  void disarm() noexcept override {
+    if (state_ != nullptr) {
+      (state_->*queue_).remove(waiter_);
+    }
+  }
+
+ protected:
+  channel_case(const fjord::channel<T>& c, channel_waiter_queue channel_base::*queue) noexcept
+      : handle_(c), state_(channel_access::state(c)), queue_(queue) {
+    channel = state_;
+  }
+  channel_case(channel_case&& o) noexcept
+      : select_case(o), handle_(std::move(o.handle_)), state_(o.state_), queue_(o.queue_) {}
+  channel_case& operator=(channel_case&&) = delete;
+  ~channel_case() = default;
+
+  // Under the lock: wait as case `index`, `slot` being the value to send or
+  // the optional to receive into.
+  void queue(channel_parker& p, int index, void* slot) noexcept {
+    if (state_ != nullptr) {
+      waiter_.parker = &p;
+      waiter_.index = index;
+      waiter_.slot = slot;
+      (state_->*queue_).push_back(waiter_);
+    }
+  }
+
+  fjord::channel<T> handle_;
+  channel_state<T>* state_;
+  channel_waiter_queue channel_base::*queue_;
+  channel_waiter waiter_;
+};
+
+template <class T>
+class receive_case final : public channel_case<T> {
  public:
   // out is emptied here, outside any lock: after the select it holds a value
   // only if this case won and the channel was not closed.
   receive_case(const fjord::channel<T>& c, std::optional<T>& out) noexcept
-      : handle_(c), state_(channel_access::state(c)), out_(&out) {
-    channel = state_;
+      : channel_case<T>(c, &channel_base::receivers), out_(&out) {
     out.reset();
   }
-  receive_case(receive_case&& o) noexcept
-      : select_case(o), handle_(std::move(o.handle_)), state_(o.state_), out_(o.out_) {}
+  receive_case(receive_case&& o) noexcept : channel_case<T>(std::move(o)), out_(o.out_) {}
   receive_case& operator=(receive_case&&) = delete;
   ~receive_case() = default;
 
   bool try_complete(channel_waiter*& to_wake) override {
-    if (state_ == nullptr) {
+    if (this->state_ == nullptr) {
       return false;
     }
-    switch (state_->try_receive_locked(*out_, to_wake)) {
+    switch (this->state_->try_receive_locked(*out_, to_wake)) {
       case channel_status::ok:
         return true;
       case channel_status::closed:
@@ -86,52 +121,31 @@ class receive_case final : public select_case {
         return false;
     }
   }
-  void arm(channel_parker& p, int index) override {
-    if (state_ != nullptr) {
-      waiter_.parker = &p;
-      waiter_.index = index;
-      waiter_.slot = out_;
-      state_->receivers.push_back(waiter_);
-    }
-  }
-  void disarm() noexcept override {
-    if (state_ != nullptr) {
-      state_->receivers.remove(waiter_);
-    }
-  }
+  void arm(channel_parker& p, int index) override { this->queue(p, index, out_); }
   void finish() override {
-    if (waiter_.closed) {
+    if (this->waiter_.closed) {
       out_->reset();
     }
   }
 
  private:
-  fjord::channel<T> handle_;
-  channel_state<T>* state_;
   std::optional<T>* out_;
-  channel_waiter waiter_;
 };
 
 template <class T>
-class send_case final : public select_case {
+class send_case final : public channel_case<T> {
  public:
   send_case(const fjord::channel<T>& c, T v) noexcept
-      : handle_(c), state_(channel_access::state(c)), value_(std::move(v)) {
-    channel = state_;
-  }
-  send_case(send_case&& o) noexcept
-      : select_case(o),
-        handle_(std::move(o.handle_)),
-        state_(o.state_),
-        value_(std::move(o.value_)) {}
+      : channel_case<T>(c, &channel_base::senders), value_(std::move(v)) {}
+  send_case(send_case&& o) noexcept : channel_case<T>(std::move(o)), value_(std::move(o.value_)) {}
   send_case& operator=(send_case&&) = delete;
   ~send_case() = default;
 
   bool try_complete(channel_waiter*& to_wake) override {
-    if (state_ == nullptr) {
+    if (this->state_ == nullptr) {
       return false;
     }
-    switch (state_->try_send_locked(value_, to_wake)) {
+    switch (this->state_->try_send_locked(value_, to_wake)) {
       case channel_status::ok:
         return true;
       case channel_status::closed:
@@ -141,32 +155,17 @@ class send_case final : public select_case {
         return false;
     }
   }
-  void arm(channel_parker& p, int index) override {
-    if (state_ != nullptr) {
-      waiter_.parker = &p;
-      waiter_.index = index;
-      waiter_.slot = &value_;
-      state_->senders.push_back(waiter_);
-    }
-  }
-  void disarm() noexcept override {
-    if (state_ != nullptr) {
-      state_->senders.remove(waiter_);
-    }
-  }
+  void arm(channel_parker& p, int index) override { this->queue(p, index, &value_); }
   void finish() override {
-    if (closed_ || waiter_.closed) {
+    if (closed_ || this->waiter_.closed) {
       throw channel_closed(
           "fjord::select: send_to case on a closed channel; the value was not sent");
     }
   }
 
  private:
-  fjord::channel<T> handle_;
-  channel_state<T>* state_;
   T value_;
   bool closed_ = false;
-  channel_waiter waiter_;
 };
 
 // Ready once its time has come; waits on the timer service.

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <functional>
+#include <vector>
 
 TEST(fjord_header, one_include_gives_the_whole_api) {
   fjord::pool p(fjord::pool_options{.workers = 2});
@@ -24,4 +27,39 @@ TEST(fjord_header, one_include_gives_the_whole_api) {
   }());
   EXPECT_EQ(a + b + r, 10);
   EXPECT_EQ(fjord::block_in_place([] { return 5; }), 5);
+}
+
+// Instantiates every algorithm once, so clang-tidy reads their bodies.
+TEST(fjord_header, every_algorithm_instantiates) {
+  std::vector<int> v{5, 3, 9, 1, 7};
+  std::vector<int> out(v.size());
+  const auto policy = fjord::par.with_grain(2);
+  fjord::for_each(policy, v.begin(), v.end(), [](int&) {});
+  fjord::for_each_n(policy, v.begin(), 2, [](int&) {});
+  fjord::transform(policy, v.begin(), v.end(), out.begin(), [](int x) { return x + 1; });
+  fjord::transform(policy, v.begin(), v.end(), out.begin(), out.begin(), std::plus<>());
+  EXPECT_EQ(fjord::reduce(policy, v.begin(), v.end()), 25);
+  EXPECT_EQ(fjord::transform_reduce(policy, v.begin(), v.end(), v.begin(), 0), 165);
+  EXPECT_EQ(fjord::count_if(policy, v.begin(), v.end(), [](int x) { return x > 4; }), 3);
+  EXPECT_EQ(*fjord::find_if(policy, v.begin(), v.end(), [](int x) { return x > 6; }), 9);
+  EXPECT_TRUE(fjord::any_of(policy, v.begin(), v.end(), [](int x) { return x == 1; }));
+  EXPECT_EQ(*fjord::min_element(policy, v.begin(), v.end()), 1);
+  EXPECT_EQ(*fjord::max_element(policy, v.begin(), v.end()), 9);
+  fjord::inclusive_scan(policy, v.begin(), v.end(), out.begin());
+  fjord::exclusive_scan(policy, v.begin(), v.end(), out.begin(), 0);
+  fjord::transform_inclusive_scan(policy, v.begin(), v.end(), out.begin(), std::plus<>(),
+                                  [](int x) { return x; });
+  fjord::transform_exclusive_scan(policy, v.begin(), v.end(), out.begin(), 0, std::plus<>(),
+                                  [](int x) { return x; });
+  EXPECT_EQ(fjord::copy_if(policy, v.begin(), v.end(), out.begin(), [](int x) { return x > 4; }),
+            out.begin() + 3);
+  fjord::fill(policy, out.begin(), out.end(), 0);
+  fjord::generate(policy, out.begin(), out.end(), [] { return 1; });
+  fjord::sort(policy, v.begin(), v.end());
+  fjord::stable_sort(policy, v.begin(), v.end());
+  EXPECT_TRUE(std::is_sorted(v.begin(), v.end()));
+  fjord::parallel_for(0, 10, [](int) {});
+  EXPECT_EQ(fjord::parallel_reduce(
+                0, 10, 0, [](int b, int e, int acc) { return acc + e - b; }, std::plus<>()),
+            10);
 }

@@ -4,6 +4,7 @@
 // Each header stands alone too (one concept each); including only the ones
 // you use compiles faster.
 
+#include "fjord/algorithm.hpp"
 #include "fjord/async_condition_variable.hpp"
 #include "fjord/async_latch.hpp"
 #include "fjord/async_mutex.hpp"

@@ -40,4 +40,16 @@ concept process_callable = std::invocable<std::decay_t<F>, std::decay_t<Args>...
 template <class U, class T>
 concept value_for = std::constructible_from<T, U&&>;
 
+// parallel_for's body: called with each index.
+template <class F, class I>
+concept index_function = std::invocable<F&, I>;
+
+// parallel_reduce's piece: (piece_first, piece_last, identity) -> T.
+template <class F, class I, class T>
+concept piece_function = std::invocable<F&, I, I, T>;
+
+// parallel_reduce's combine: (left, right) -> T.
+template <class F, class T>
+concept combine_function = std::invocable<F&, T, T>;
+
 }  // namespace fjord::detail

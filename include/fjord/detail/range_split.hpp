@@ -1,0 +1,190 @@
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+#include "fjord/detail/cycle_clock.hpp"
+#include "fjord/detail/pool_entry.hpp"
+#include "fjord/detail/worker.hpp"
+#include "fjord/execution.hpp"
+#include "fjord/join.hpp"
+
+// How the index-range algorithms cut [0, n) into leaves. Design note:
+// docs/algorithms.md.
+
+namespace fjord::detail {
+
+// Work the caller does alone before it involves the pool: about the cost of
+// waking a worker, so a call is never more than about twice as slow as the
+// better of "all sequential" and "parallel at once" (the ski-rental
+// argument). In cycle_clock ticks: ~5 us on a 3 GHz TSC.
+inline constexpr std::uint64_t prefix_budget = std::uint64_t{1} << 14;
+
+// Leaf size of a deterministic reduction with no grain: fixed, so the
+// combining tree depends on n alone.
+inline constexpr std::size_t deterministic_leaf = 2048;
+
+// Runs leaves over a prefix of [0, n) on the calling thread until all of it
+// ran or prefix_budget passed; returns how far it got (at least 1). The
+// first leaf is one element, so a single heavy element is enough to go
+// parallel; each later leaf is sized from the rate seen so far to end near
+// the budget, so cheap elements cost two or three clock reads in all.
+template <class Leaf>
+std::size_t run_prefix(std::size_t n, Leaf& leaf) {
+  const std::uint64_t start = cycle_clock::now();
+  leaf(std::size_t{0}, std::size_t{1});
+  std::size_t done = 1;
+  while (done < n) {
+    const std::uint64_t elapsed = cycle_clock::now() - start;
+    if (elapsed >= prefix_budget) {
+      break;
+    }
+    // done <= n and the budget is 2^14, so the product cannot overflow for
+    // any n below 2^50.
+    const std::uint64_t fits =
+        (prefix_budget - elapsed) * done / std::max<std::uint64_t>(elapsed, 1);
+    const std::size_t block = std::clamp<std::size_t>(static_cast<std::size_t>(fits), 1, n - done);
+    leaf(done, done + block);
+    done += block;
+  }
+  return done;
+}
+
+// Rayon's adaptive splitter: `splits` halves at each split, and a piece that
+// another worker stole starts again from the worker count, so the range is
+// cut about 2 * workers ways when nobody is idle and further only where
+// thieves come for work.
+template <class Leaf>
+void adaptive_for(std::size_t b, std::size_t e, std::size_t splits, std::size_t workers,
+                  Leaf& leaf) {
+  if (splits > 0 && e - b >= 2) {
+    const std::size_t mid = b + (e - b) / 2;
+    const std::size_t half = splits / 2;
+    const worker* const origin = current_worker;
+    fjord::join([&] { adaptive_for(b, mid, half, workers, leaf); },
+                [&] {
+                  const bool stolen = current_worker != origin;
+                  adaptive_for(mid, e, stolen ? std::max(workers, half) : half, workers, leaf);
+                });
+    return;
+  }
+  leaf(b, e);
+}
+
+// Splits down to pieces of at most `grain` elements.
+template <class Leaf>
+void fixed_for(std::size_t b, std::size_t e, std::size_t grain, Leaf& leaf) {
+  if (e - b > grain) {
+    const std::size_t mid = b + (e - b) / 2;
+    fjord::join([&] { fixed_for(b, mid, grain, leaf); }, [&] { fixed_for(mid, e, grain, leaf); });
+    return;
+  }
+  leaf(b, e);
+}
+
+template <class T, class Leaf, class Combine>
+T adaptive_reduce(std::size_t b, std::size_t e, std::size_t splits, std::size_t workers, Leaf& leaf,
+                  Combine& combine) {
+  if (splits > 0 && e - b >= 2) {
+    const std::size_t mid = b + (e - b) / 2;
+    const std::size_t half = splits / 2;
+    const worker* const origin = current_worker;
+    auto [left, right] =
+        fjord::join([&] { return adaptive_reduce<T>(b, mid, half, workers, leaf, combine); },
+                    [&] {
+                      const bool stolen = current_worker != origin;
+                      return adaptive_reduce<T>(mid, e, stolen ? std::max(workers, half) : half,
+                                                workers, leaf, combine);
+                    });
+    return combine(std::move(left), std::move(right));
+  }
+  return leaf(b, e);
+}
+
+// The tree of a fixed reduction depends on e - b and the grain only. With
+// parallel false it runs on the calling thread and gives the same bits.
+template <class T, class Leaf, class Combine>
+T fixed_reduce(std::size_t b, std::size_t e, std::size_t grain, bool parallel, Leaf& leaf,
+               Combine& combine) {
+  if (e - b > grain) {
+    const std::size_t mid = b + (e - b) / 2;
+    auto left_half = [&] { return fixed_reduce<T>(b, mid, grain, parallel, leaf, combine); };
+    auto right_half = [&] { return fixed_reduce<T>(mid, e, grain, parallel, leaf, combine); };
+    if (parallel) {
+      auto [left, right] = fjord::join(left_half, right_half);
+      return combine(std::move(left), std::move(right));
+    }
+    T left = left_half();
+    return combine(std::move(left), right_half());
+  }
+  return leaf(b, e);
+}
+
+// Calls leaf(b, e) over disjoint pieces covering [0, n), in parallel. Once
+// the caller's prefix ran, stopped() true skips the rest (find_if found a
+// match there).
+template <class Leaf, class Stop = decltype([] { return false; })>
+void for_each_piece(const parallel_policy& policy, std::size_t n, Leaf&& leaf, Stop stopped = {}) {
+  if (n == 0) {
+    return;
+  }
+  if (const std::size_t grain = policy.grain(); grain != 0) {
+    if (n <= grain) {
+      leaf(std::size_t{0}, n);
+      return;
+    }
+    enter_pool(
+        policy, [&](std::size_t) { fixed_for(0, n, grain, leaf); },
+        [&] { leaf(std::size_t{0}, n); });
+    return;
+  }
+  const std::size_t done = run_prefix(n, leaf);
+  if (done == n || stopped()) {
+    return;
+  }
+  enter_pool(
+      policy, [&](std::size_t workers) { adaptive_for(done, n, workers, workers, leaf); },
+      [&] { leaf(done, n); });
+}
+
+// Reduces [0, n), n > 0: leaf(b, e) gives the value of a non-empty piece and
+// combine(left, right) joins neighbours, always in index order, so combine
+// needs to be associative but not commutative.
+template <class T, class Leaf, class Combine>
+T reduce_pieces(const parallel_policy& policy, std::size_t n, Leaf&& leaf, Combine&& combine) {
+  if (policy.is_deterministic() || policy.grain() != 0) {
+    const std::size_t grain = policy.grain() != 0 ? policy.grain() : deterministic_leaf;
+    if (n <= grain) {
+      return leaf(std::size_t{0}, n);
+    }
+    return enter_pool(
+        policy, [&](std::size_t) { return fixed_reduce<T>(0, n, grain, true, leaf, combine); },
+        [&] { return fixed_reduce<T>(0, n, grain, false, leaf, combine); });
+  }
+  std::optional<T> prefix;
+  auto accumulate = [&](std::size_t b, std::size_t e) {
+    if (prefix) {
+      T sum = combine(std::move(*prefix), leaf(b, e));
+      prefix.reset();
+      prefix.emplace(std::move(sum));
+    } else {
+      prefix.emplace(leaf(b, e));
+    }
+  };
+  const std::size_t done = run_prefix(n, accumulate);
+  if (done == n) {
+    return std::move(*prefix);
+  }
+  T rest = enter_pool(
+      policy,
+      [&](std::size_t workers) {
+        return adaptive_reduce<T>(done, n, workers, workers, leaf, combine);
+      },
+      [&] { return leaf(done, n); });
+  return combine(std::move(*prefix), std::move(rest));
+}
+
+}  // namespace fjord::detail

@@ -1,0 +1,91 @@
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <iterator>
+
+#include "fjord/detail/index_range.hpp"
+#include "fjord/detail/range_split.hpp"
+#include "fjord/execution.hpp"
+
+namespace fjord {
+
+namespace detail {
+
+// The lowest i in [0, n) with match(i), or n. Pieces stop early: each checks,
+// every `stride` elements, whether a match below its position is known.
+template <class Match>
+std::size_t parallel_find_first(const parallel_policy& policy, std::size_t n, Match& match) {
+  constexpr std::size_t stride = 256;
+  // Relaxed: `found` only ever decreases and is only a hint while pieces
+  // run; the final value is read after the join, which orders every store.
+  std::atomic<std::size_t> found{n};
+  auto lower_to = [&](std::size_t i) {
+    std::size_t seen = found.load(std::memory_order_relaxed);
+    while (i < seen && !found.compare_exchange_weak(seen, i, std::memory_order_relaxed)) {
+    }
+  };
+  for_each_piece(
+      policy, n,
+      [&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; i += stride) {
+          if (found.load(std::memory_order_relaxed) <= i) {
+            return;
+          }
+          const std::size_t end = std::min(e, i + stride);
+          for (std::size_t j = i; j < end; ++j) {
+            if (match(j)) {
+              lower_to(j);
+              return;
+            }
+          }
+        }
+      },
+      [&] { return found.load(std::memory_order_relaxed) != n; });
+  return found.load(std::memory_order_relaxed);
+}
+
+}  // namespace detail
+
+// The first it in [first, last) with pred(*it), or last. With fjord::par the
+// pieces after a match stop early, and the first match by position wins.
+template <execution_policy Policy, std::random_access_iterator It, class Pred>
+It find_if(Policy&& policy, It first, It last, Pred pred) {
+  const std::size_t n = detail::checked_length(first, last, "fjord::find_if");
+  if constexpr (detail::is_sequenced_v<Policy>) {
+    return std::find_if(first, last, pred);
+  } else {
+    auto match = [&](std::size_t i) -> bool { return pred(*detail::index_at(first, i)); };
+    return detail::index_at(first, detail::parallel_find_first(policy, n, match));
+  }
+}
+
+template <execution_policy Policy, std::random_access_iterator It, class Pred>
+It find_if_not(Policy&& policy, It first, It last, Pred pred) {
+  return fjord::find_if(policy, first, last, [&](const auto& x) -> bool { return !pred(x); });
+}
+
+template <execution_policy Policy, std::random_access_iterator It, class T>
+It find(Policy&& policy, It first, It last, const T& value) {
+  return fjord::find_if(policy, first, last, [&](const auto& x) -> bool { return x == value; });
+}
+
+// True if pred holds for some element; stops at the first match found.
+template <execution_policy Policy, std::random_access_iterator It, class Pred>
+bool any_of(Policy&& policy, It first, It last, Pred pred) {
+  return fjord::find_if(policy, first, last, pred) != last;
+}
+
+// True if pred holds for every element (and for an empty range).
+template <execution_policy Policy, std::random_access_iterator It, class Pred>
+bool all_of(Policy&& policy, It first, It last, Pred pred) {
+  return fjord::find_if_not(policy, first, last, pred) == last;
+}
+
+template <execution_policy Policy, std::random_access_iterator It, class Pred>
+bool none_of(Policy&& policy, It first, It last, Pred pred) {
+  return fjord::find_if(policy, first, last, pred) == last;
+}
+
+}  // namespace fjord

@@ -1,0 +1,65 @@
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "fjord/detail/callable.hpp"
+#include "fjord/detail/index_range.hpp"
+#include "fjord/detail/range_split.hpp"
+#include "fjord/execution.hpp"
+
+namespace fjord {
+
+// Calls f(i) for every integer i in [first, last), in parallel, split
+// adaptively (or by policy.grain()). Throws std::invalid_argument, naming
+// both values, when last < first. An exception from f reaches the caller
+// once every piece already started has finished.
+template <std::integral I, detail::index_function<I> F>
+void parallel_for(const parallel_policy& policy, I first, I last, F&& f) {
+  const std::size_t n = detail::index_length(first, last, "fjord::parallel_for");
+  detail::for_each_piece(policy, n, [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) {
+      f(detail::index_at(first, i));
+    }
+  });
+}
+
+template <std::integral I, detail::index_function<I> F>
+void parallel_for(I first, I last, F&& f) {
+  fjord::parallel_for(par, first, last, f);
+}
+
+// TBB's functional parallel_reduce over integers or random-access
+// iterators: cuts [first, last) into pieces, computes
+// piece(piece_first, piece_last, identity) for each, and joins neighbouring
+// results with combine(left, right) in index order. identity must be a
+// neutral value of combine (it starts every piece); combine must be
+// associative, not commutative. An empty range gives identity.
+template <detail::index_like I, class T, detail::piece_function<I, T> Piece,
+          detail::combine_function<T> Combine>
+T parallel_reduce(const parallel_policy& policy, I first, I last, T identity, Piece&& piece,
+                  Combine&& combine) {
+  const std::size_t n = detail::index_length(first, last, "fjord::parallel_reduce");
+  if (n == 0) {
+    return identity;
+  }
+  return detail::reduce_pieces<T>(
+      policy, n,
+      [&](std::size_t b, std::size_t e) -> T {
+        return piece(detail::index_at(first, b), detail::index_at(first, e), T(identity));
+      },
+      [&](T left, T right) -> T { return combine(std::move(left), std::move(right)); });
+}
+
+template <detail::index_like I, class T, detail::piece_function<I, T> Piece,
+          detail::combine_function<T> Combine>
+T parallel_reduce(I first, I last, T identity, Piece&& piece, Combine&& combine) {
+  return fjord::parallel_reduce(par, first, last, std::move(identity), piece, combine);
+}
+
+}  // namespace fjord

@@ -1,0 +1,144 @@
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <iterator>
+#include <numeric>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "fjord/detail/chunked_scan.hpp"
+#include "fjord/detail/index_range.hpp"
+#include "fjord/detail/unrolled_reduce.hpp"
+#include "fjord/execution.hpp"
+
+namespace fjord {
+
+namespace detail {
+
+// out[i] = init op transform(first[0]) op ... op transform(first[i])
+// (inclusive) or the same up to i - 1 (exclusive, init required). out may be
+// first (in place).
+template <class S, class In, class Out, class Op, class Transform>
+Out parallel_scan(const parallel_policy& policy, In first, std::size_t n, Out out,
+                  std::optional<S> init, Op& op, Transform& transform, bool inclusive) {
+  auto element = [&](std::size_t i) -> decltype(auto) { return transform(*index_at(first, i)); };
+  auto reduce = [&](std::size_t b, std::size_t e) { return unrolled_reduce<S>(b, e, element, op); };
+  auto apply = [&](std::size_t b, std::size_t e, const std::optional<S>& exclusive) {
+    if (inclusive) {
+      S running =
+          exclusive ? static_cast<S>(op(*exclusive, element(b))) : static_cast<S>(element(b));
+      *index_at(out, b) = running;
+      for (std::size_t i = b + 1; i < e; ++i) {
+        running = op(std::move(running), element(i));
+        *index_at(out, i) = running;
+      }
+    } else {
+      S running = *exclusive;
+      for (std::size_t i = b; i < e; ++i) {
+        S next = op(running, element(i));  // read element i before out[i] is written
+        *index_at(out, i) = std::move(running);
+        running = std::move(next);
+      }
+    }
+  };
+  auto combine = [&](const S& left, S right) -> S { return op(left, std::move(right)); };
+  chunked_scan<S, decltype(reduce), decltype(apply), decltype(combine)> scan(
+      n, scan_tile_size<S>(policy), policy.is_deterministic(), std::move(init), reduce, apply,
+      combine);
+  scan.run(policy);
+  return index_at(out, n);
+}
+
+inline constexpr auto identity_transform = [](auto&& x) -> decltype(auto) {
+  return std::forward<decltype(x)>(x);
+};
+
+}  // namespace detail
+
+// std::inclusive_scan: out[i] = first[0] op ... op first[i] (op must be
+// associative; default +). Returns the end of the output.
+template <execution_policy Policy, std::random_access_iterator In, std::random_access_iterator Out,
+          class Op = std::plus<>>
+Out inclusive_scan(Policy&& policy, In first, In last, Out out, Op op = {}) {
+  const std::size_t n = detail::checked_length(first, last, "fjord::inclusive_scan");
+  if constexpr (detail::is_sequenced_v<Policy>) {
+    return std::inclusive_scan(first, last, out, op);
+  } else {
+    auto transform = detail::identity_transform;
+    return detail::parallel_scan<std::iter_value_t<In>>(policy, first, n, out, std::nullopt, op,
+                                                        transform, true);
+  }
+}
+
+// With init: out[i] = init op first[0] op ... op first[i].
+template <execution_policy Policy, std::random_access_iterator In, std::random_access_iterator Out,
+          class Op, class T>
+Out inclusive_scan(Policy&& policy, In first, In last, Out out, Op op, T init) {
+  const std::size_t n = detail::checked_length(first, last, "fjord::inclusive_scan");
+  if constexpr (detail::is_sequenced_v<Policy>) {
+    return std::inclusive_scan(first, last, out, op, std::move(init));
+  } else {
+    auto transform = detail::identity_transform;
+    return detail::parallel_scan<T>(policy, first, n, out, std::optional<T>(std::move(init)), op,
+                                    transform, true);
+  }
+}
+
+// std::exclusive_scan: out[0] = init, out[i] = init op first[0] op ... op first[i - 1].
+template <execution_policy Policy, std::random_access_iterator In, std::random_access_iterator Out,
+          class T, class Op = std::plus<>>
+Out exclusive_scan(Policy&& policy, In first, In last, Out out, T init, Op op = {}) {
+  const std::size_t n = detail::checked_length(first, last, "fjord::exclusive_scan");
+  if constexpr (detail::is_sequenced_v<Policy>) {
+    return std::exclusive_scan(first, last, out, std::move(init), op);
+  } else {
+    auto transform = detail::identity_transform;
+    return detail::parallel_scan<T>(policy, first, n, out, std::optional<T>(std::move(init)), op,
+                                    transform, false);
+  }
+}
+
+// std::transform_inclusive_scan: the inclusive scan of transform(first[i]).
+template <execution_policy Policy, std::random_access_iterator In, std::random_access_iterator Out,
+          class Op, class Transform>
+Out transform_inclusive_scan(Policy&& policy, In first, In last, Out out, Op op,
+                             Transform transform) {
+  const std::size_t n = detail::checked_length(first, last, "fjord::transform_inclusive_scan");
+  if constexpr (detail::is_sequenced_v<Policy>) {
+    return std::transform_inclusive_scan(first, last, out, op, transform);
+  } else {
+    using value_t = std::decay_t<std::invoke_result_t<Transform&, std::iter_reference_t<In>>>;
+    return detail::parallel_scan<value_t>(policy, first, n, out, std::nullopt, op, transform, true);
+  }
+}
+
+template <execution_policy Policy, std::random_access_iterator In, std::random_access_iterator Out,
+          class Op, class Transform, class T>
+Out transform_inclusive_scan(Policy&& policy, In first, In last, Out out, Op op,
+                             Transform transform, T init) {
+  const std::size_t n = detail::checked_length(first, last, "fjord::transform_inclusive_scan");
+  if constexpr (detail::is_sequenced_v<Policy>) {
+    return std::transform_inclusive_scan(first, last, out, op, transform, std::move(init));
+  } else {
+    return detail::parallel_scan<T>(policy, first, n, out, std::optional<T>(std::move(init)), op,
+                                    transform, true);
+  }
+}
+
+// std::transform_exclusive_scan.
+template <execution_policy Policy, std::random_access_iterator In, std::random_access_iterator Out,
+          class T, class Op, class Transform>
+Out transform_exclusive_scan(Policy&& policy, In first, In last, Out out, T init, Op op,
+                             Transform transform) {
+  const std::size_t n = detail::checked_length(first, last, "fjord::transform_exclusive_scan");
+  if constexpr (detail::is_sequenced_v<Policy>) {
+    return std::transform_exclusive_scan(first, last, out, std::move(init), op, transform);
+  } else {
+    return detail::parallel_scan<T>(policy, first, n, out, std::optional<T>(std::move(init)), op,
+                                    transform, false);
+  }
+}
+
+}  // namespace fjord

@@ -1,0 +1,280 @@
+// for_each, for_each_n, fill, generate, transform and parallel_for against
+// their sequential results, under every policy and input size class.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fjord/fill.hpp"
+#include "fjord/for_each.hpp"
+#include "fjord/parallel_for.hpp"
+#include "fjord/pool.hpp"
+#include "fjord/transform.hpp"
+#include "support/algorithm_inputs.hpp"
+
+namespace {
+
+using test_support::algorithm_policies;
+using test_support::algorithm_sizes;
+
+TEST(for_each, visits_every_element_exactly_once) {
+  for (const auto& policy : algorithm_policies()) {
+    for (const std::size_t n : algorithm_sizes()) {
+      std::vector<std::atomic<int>> visits(n);
+      std::vector<std::size_t> index(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        index[i] = i;
+      }
+      fjord::for_each(policy, index.begin(), index.end(),
+                      [&](std::size_t i) { visits[i].fetch_add(1, std::memory_order_relaxed); });
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(visits[i].load(), 1) << "n=" << n << " i=" << i;
+      }
+    }
+  }
+}
+
+TEST(for_each, modifies_elements_through_the_reference) {
+  auto v = test_support::random_ints(100000, 1);
+  auto expected = v;
+  for (auto& x : expected) {
+    x = x * 3 + 1;
+  }
+  fjord::for_each(fjord::par, v.begin(), v.end(), [](std::int64_t& x) { x = x * 3 + 1; });
+  EXPECT_EQ(v, expected);
+}
+
+TEST(for_each, seq_runs_in_order_on_the_caller) {
+  std::vector<int> v{1, 2, 3, 4, 5};
+  std::vector<int> seen;
+  fjord::for_each(fjord::seq, v.begin(), v.end(), [&](int x) { seen.push_back(x); });
+  EXPECT_EQ(seen, v);
+}
+
+TEST(for_each, an_exception_reaches_the_caller_and_nothing_leaks) {
+  for (const auto& policy : algorithm_policies()) {
+    std::vector<int> v(50000, 1);
+    std::atomic<int> ran{0};
+    EXPECT_THROW(fjord::for_each(policy, v.begin(), v.end(),
+                                 [&](int) {
+                                   auto owned = std::make_unique<int>(7);  // freed on unwinding
+                                   if (ran.fetch_add(1) == 20000) {
+                                     throw std::runtime_error("element");
+                                   }
+                                 }),
+                 std::runtime_error);
+  }
+}
+
+TEST(for_each, a_reversed_range_is_rejected_with_its_length) {
+  std::vector<int> v(10);
+  try {
+    fjord::for_each(fjord::par, v.begin() + 7, v.begin() + 2, [](int) {});
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("fjord::for_each: last is 5 elements before first"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(for_each, a_small_cheap_input_runs_on_the_caller_alone) {
+  // The caller runs a timed prefix alone: ten additions never last ~5 us,
+  // unless the thread is preempted mid-call, hence several tries.
+  std::vector<int> v(10, 1);
+  bool stayed_on_caller = false;
+  for (int attempt = 0; attempt < 20 && !stayed_on_caller; ++attempt) {
+    std::mutex m;
+    std::set<std::thread::id> threads;
+    fjord::for_each(fjord::par.on(test_support::two_workers()), v.begin(), v.end(), [&](int) {
+      const std::lock_guard lock(m);
+      threads.insert(std::this_thread::get_id());
+    });
+    stayed_on_caller = threads == std::set<std::thread::id>{std::this_thread::get_id()};
+  }
+  EXPECT_TRUE(stayed_on_caller);
+}
+
+TEST(for_each, a_few_heavy_elements_go_parallel) {
+  std::vector<int> v(8);
+  std::mutex m;
+  std::set<std::thread::id> threads;
+  fjord::for_each(fjord::par.on(test_support::two_workers()), v.begin(), v.end(), [&](int) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const std::lock_guard lock(m);
+    threads.insert(std::this_thread::get_id());
+  });
+  // The first element ran on the caller and outlasted the prefix budget;
+  // the rest ran on the pool's workers.
+  EXPECT_GE(threads.size(), 2U);
+  EXPECT_TRUE(threads.contains(std::this_thread::get_id()));
+}
+
+TEST(for_each_n, returns_the_end_and_rejects_a_negative_count) {
+  std::vector<int> v(100, 0);
+  auto end = fjord::for_each_n(fjord::par, v.begin(), 60, [](int& x) { x = 1; });
+  EXPECT_EQ(end, v.begin() + 60);
+  EXPECT_EQ(std::count(v.begin(), v.end(), 1), 60);
+  try {
+    fjord::for_each_n(fjord::par, v.begin(), -3, [](int&) {});
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("negative (-3)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(fill, fills_every_size_class) {
+  for (const auto& policy : algorithm_policies()) {
+    for (const std::size_t n : algorithm_sizes()) {
+      std::vector<int> v(n + 2, 0);
+      fjord::fill(policy, v.begin() + 1, v.end() - 1, 42);
+      ASSERT_EQ(v.front(), 0);
+      ASSERT_EQ(v.back(), 0);
+      ASSERT_EQ(static_cast<std::size_t>(std::count(v.begin(), v.end(), 42)), n);
+    }
+  }
+  std::vector<int> w(10, 0);
+  EXPECT_EQ(fjord::fill_n(fjord::par, w.begin(), 4, 9), w.begin() + 4);
+  EXPECT_EQ(std::count(w.begin(), w.end(), 9), 4);
+}
+
+TEST(generate, calls_the_generator_once_per_element) {
+  for (const auto& policy : algorithm_policies()) {
+    for (const std::size_t n : algorithm_sizes()) {
+      std::atomic<std::size_t> calls{0};
+      std::vector<std::size_t> v(n);
+      fjord::generate(policy, v.begin(), v.end(), [&] { return calls.fetch_add(1) + 1; });
+      ASSERT_EQ(calls.load(), n);
+      std::sort(v.begin(), v.end());
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(v[i], i + 1);  // each value handed out once
+      }
+    }
+  }
+  std::vector<int> w(5, 0);
+  EXPECT_EQ(fjord::generate_n(fjord::par, w.begin(), 3, [] { return 2; }), w.begin() + 3);
+  EXPECT_EQ(w, (std::vector<int>{2, 2, 2, 0, 0}));
+}
+
+TEST(transform, unary_and_binary_match_std) {
+  for (const auto& policy : algorithm_policies()) {
+    for (const std::size_t n : algorithm_sizes()) {
+      const auto a = test_support::random_ints(n, n);
+      const auto b = test_support::random_ints(n, n + 1);
+      std::vector<std::int64_t> got(n);
+      std::vector<std::int64_t> want(n);
+      auto square = [](std::int64_t x) { return x * x; };
+      ASSERT_EQ(fjord::transform(policy, a.begin(), a.end(), got.begin(), square), got.end());
+      std::transform(a.begin(), a.end(), want.begin(), square);
+      ASSERT_EQ(got, want);
+      auto mix = [](std::int64_t x, std::int64_t y) { return 3 * x - y; };
+      ASSERT_EQ(fjord::transform(policy, a.begin(), a.end(), b.begin(), got.begin(), mix),
+                got.end());
+      std::transform(a.begin(), a.end(), b.begin(), want.begin(), mix);
+      ASSERT_EQ(got, want);
+    }
+  }
+}
+
+TEST(transform, in_place) {
+  auto v = test_support::random_ints(70000, 3);
+  auto want = v;
+  std::transform(want.begin(), want.end(), want.begin(), [](std::int64_t x) { return -x; });
+  fjord::transform(fjord::par, v.begin(), v.end(), v.begin(), [](std::int64_t x) { return -x; });
+  EXPECT_EQ(v, want);
+}
+
+TEST(parallel_for, covers_signed_ranges_across_zero_and_at_the_limits) {
+  std::atomic<long long> sum{0};
+  std::atomic<int> count{0};
+  fjord::parallel_for(-500, 501, [&](int i) {
+    sum.fetch_add(i);
+    count.fetch_add(1);
+  });
+  EXPECT_EQ(sum.load(), 0);
+  EXPECT_EQ(count.load(), 1001);
+
+  constexpr auto low = std::numeric_limits<std::int64_t>::min();
+  std::vector<std::atomic<int>> seen(10);
+  fjord::parallel_for(low, low + 10,
+                      [&](std::int64_t i) { seen[static_cast<std::size_t>(i - low)]++; });
+  for (auto& s : seen) {
+    EXPECT_EQ(s.load(), 1);
+  }
+  constexpr auto high = std::numeric_limits<std::uint64_t>::max();
+  std::atomic<int> top{0};
+  fjord::parallel_for(high - 3, high, [&](std::uint64_t i) { top += i >= high - 3 ? 1 : 100; });
+  EXPECT_EQ(top.load(), 3);
+}
+
+TEST(parallel_for, a_reversed_range_names_both_values) {
+  try {
+    fjord::parallel_for(5, 3, [](int) {});
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("last (3) is before first (5)"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(parallel_for, nests_inside_itself_and_across_pools) {
+  std::atomic<int> cells{0};
+  fjord::parallel_for(fjord::par.on(test_support::two_workers()), 0, 40, [&](int) {
+    fjord::parallel_for(fjord::par.on(test_support::one_worker()), 0, 50,
+                        [&](int) { cells.fetch_add(1, std::memory_order_relaxed); });
+    fjord::parallel_for(0, 50, [&](int) { cells.fetch_add(1, std::memory_order_relaxed); });
+  });
+  EXPECT_EQ(cells.load(), 40 * 100);
+}
+
+TEST(parallel_policy, a_zero_grain_is_rejected) {
+  try {
+    (void)fjord::par.with_grain(0);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("got 0"), std::string::npos) << e.what();
+  }
+}
+
+TEST(parallel_policy, builders_return_modified_copies) {
+  fjord::pool& p = test_support::two_workers();
+  constexpr auto fine = fjord::par.with_grain(64);
+  const auto custom = fine.on(p).deterministic();
+  EXPECT_EQ(fjord::par.grain(), 0U);
+  EXPECT_EQ(fjord::par.target(), nullptr);
+  EXPECT_FALSE(fjord::par.is_deterministic());
+  EXPECT_EQ(custom.grain(), 64U);
+  EXPECT_EQ(custom.target(), &p);
+  EXPECT_TRUE(custom.is_deterministic());
+  static_assert(fjord::is_execution_policy_v<const fjord::parallel_policy&>);
+  static_assert(fjord::is_execution_policy_v<fjord::sequenced_policy>);
+  static_assert(!fjord::is_execution_policy_v<int>);
+}
+
+TEST(parallel_policy, on_runs_the_pieces_on_that_pool) {
+  fjord::pool& p = test_support::one_worker();
+  std::atomic<int> elsewhere{0};
+  std::vector<int> v(1000, 0);
+  const auto caller = std::this_thread::get_id();
+  fjord::for_each(fjord::par.on(p).with_grain(10), v.begin(), v.end(), [&](int& x) {
+    x = 1;
+    if (!p.owns_current_thread() && std::this_thread::get_id() != caller) {
+      elsewhere.fetch_add(1);
+    }
+  });
+  EXPECT_EQ(std::count(v.begin(), v.end(), 1), 1000);
+  EXPECT_EQ(elsewhere.load(), 0);
+}
+
+}  // namespace

@@ -1,0 +1,206 @@
+// reduce, transform_reduce, count, min/max_element and parallel_reduce
+// against their sequential results.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fjord/count.hpp"
+#include "fjord/minmax_element.hpp"
+#include "fjord/parallel_for.hpp"
+#include "fjord/pool.hpp"
+#include "fjord/reduce.hpp"
+#include "support/algorithm_inputs.hpp"
+
+namespace {
+
+using test_support::algorithm_policies;
+using test_support::algorithm_sizes;
+
+TEST(reduce, sums_every_size_class_like_std) {
+  for (const auto& policy : algorithm_policies()) {
+    for (const std::size_t n : algorithm_sizes()) {
+      const auto v = test_support::random_ints(n, 10 + n);
+      const std::int64_t want = std::accumulate(v.begin(), v.end(), std::int64_t{0});
+      ASSERT_EQ(fjord::reduce(policy, v.begin(), v.end()), want) << n;
+      ASSERT_EQ(fjord::reduce(policy, v.begin(), v.end(), std::int64_t{5}), want + 5) << n;
+      ASSERT_EQ(fjord::reduce(policy, v.begin(), v.end(), std::int64_t{0},
+                              [](std::int64_t a, std::int64_t b) { return std::max(a, b); }),
+                n == 0 ? 0 : std::max<std::int64_t>(0, *std::max_element(v.begin(), v.end())));
+    }
+  }
+}
+
+TEST(reduce, keeps_index_order_for_an_associative_but_not_commutative_op) {
+  for (const auto& policy : algorithm_policies()) {
+    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{999}, std::size_t{5000},
+                                std::size_t{40000}}) {
+      const auto words = test_support::random_strings(n, n);
+      const std::string want = std::accumulate(words.begin(), words.end(), std::string(">"));
+      ASSERT_EQ(fjord::reduce(policy, words.begin(), words.end(), std::string(">"), std::plus<>()),
+                want)
+          << n;
+    }
+  }
+}
+
+TEST(reduce, seq_is_std_reduce) {
+  std::vector<int> v{1, 2, 3};
+  EXPECT_EQ(fjord::reduce(fjord::seq, v.begin(), v.end()), 6);
+}
+
+TEST(reduce, deterministic_sums_are_bit_identical_on_any_pool) {
+  const auto v = test_support::random_doubles(300001, 7);
+  auto bits = [](double d) {
+    std::uint64_t b = 0;
+    std::memcpy(&b, &d, sizeof b);
+    return b;
+  };
+  const auto policy = fjord::par.deterministic();
+  const double on_default = fjord::reduce(policy, v.begin(), v.end(), 0.0);
+  for (int round = 0; round < 5; ++round) {
+    EXPECT_EQ(bits(fjord::reduce(policy.on(test_support::one_worker()), v.begin(), v.end(), 0.0)),
+              bits(on_default));
+    EXPECT_EQ(bits(fjord::reduce(policy.on(test_support::two_workers()), v.begin(), v.end(), 0.0)),
+              bits(on_default));
+    // From inside a worker, where the call does not enter through invoke.
+    test_support::two_workers().invoke(
+        [&] { EXPECT_EQ(bits(fjord::reduce(policy, v.begin(), v.end(), 0.0)), bits(on_default)); });
+  }
+  const double plain = std::accumulate(v.begin(), v.end(), 0.0);
+  EXPECT_NEAR(on_default, plain, 1e-9);
+}
+
+TEST(reduce, an_exception_from_op_reaches_the_caller) {
+  for (const auto& policy : algorithm_policies()) {
+    std::vector<int> v(60000, 1);
+    std::atomic<int> calls{0};
+    EXPECT_THROW((void)fjord::reduce(policy, v.begin(), v.end(), 0,
+                                     [&](int a, int b) {
+                                       auto owned = std::make_unique<int>(a);
+                                       if (calls.fetch_add(1) == 30000) {
+                                         throw std::length_error("op");
+                                       }
+                                       return a + b;
+                                     }),
+                 std::length_error);
+  }
+}
+
+TEST(transform_reduce, all_three_forms_match_std) {
+  for (const auto& policy : algorithm_policies()) {
+    for (const std::size_t n : algorithm_sizes()) {
+      const auto a = test_support::random_ints(n, n + 20);
+      const auto b = test_support::random_ints(n, n + 21);
+      ASSERT_EQ(fjord::transform_reduce(policy, a.begin(), a.end(), b.begin(), std::int64_t{3}),
+                std::inner_product(a.begin(), a.end(), b.begin(), std::int64_t{3}));
+      auto diff = [](std::int64_t x, std::int64_t y) { return (x - y) * (x - y); };
+      ASSERT_EQ(fjord::transform_reduce(policy, a.begin(), a.end(), b.begin(), std::int64_t{0},
+                                        std::plus<>(), diff),
+                std::transform_reduce(a.begin(), a.end(), b.begin(), std::int64_t{0}, std::plus<>(),
+                                      diff));
+      auto square = [](std::int64_t x) { return x * x; };
+      ASSERT_EQ(fjord::transform_reduce(policy, a.begin(), a.end(), std::int64_t{1}, std::plus<>(),
+                                        square),
+                std::transform_reduce(a.begin(), a.end(), std::int64_t{1}, std::plus<>(), square));
+    }
+  }
+}
+
+TEST(transform_reduce, the_transform_may_change_the_type) {
+  const std::vector<float> v(100000, 0.5F);
+  const double sum = fjord::transform_reduce(fjord::par, v.begin(), v.end(), 0.0, std::plus<>(),
+                                             [](float x) { return static_cast<double>(x); });
+  EXPECT_DOUBLE_EQ(sum, 50000.0);
+}
+
+TEST(count, count_and_count_if_match_std) {
+  for (const auto& policy : algorithm_policies()) {
+    for (const std::size_t n : algorithm_sizes()) {
+      const auto v = test_support::random_ints(n, n + 30, 0, 9);
+      ASSERT_EQ(fjord::count(policy, v.begin(), v.end(), 4), std::count(v.begin(), v.end(), 4));
+      auto odd = [](std::int64_t x) { return x % 2 == 1; };
+      ASSERT_EQ(fjord::count_if(policy, v.begin(), v.end(), odd),
+                std::count_if(v.begin(), v.end(), odd));
+    }
+  }
+}
+
+TEST(minmax_element, return_the_first_extreme_like_std) {
+  for (const auto& policy : algorithm_policies()) {
+    for (const std::size_t n : algorithm_sizes()) {
+      // Few distinct values: many ties, so "first" matters.
+      const auto v = test_support::random_ints(n, n + 40, 0, 5);
+      ASSERT_EQ(fjord::min_element(policy, v.begin(), v.end()),
+                std::min_element(v.begin(), v.end()))
+          << n;
+      ASSERT_EQ(fjord::max_element(policy, v.begin(), v.end()),
+                std::max_element(v.begin(), v.end()))
+          << n;
+      auto by_last_digit = [](std::int64_t x, std::int64_t y) { return x % 3 < y % 3; };
+      ASSERT_EQ(fjord::min_element(policy, v.begin(), v.end(), by_last_digit),
+                std::min_element(v.begin(), v.end(), by_last_digit));
+      ASSERT_EQ(fjord::max_element(policy, v.begin(), v.end(), by_last_digit),
+                std::max_element(v.begin(), v.end(), by_last_digit));
+    }
+  }
+}
+
+TEST(parallel_reduce, sums_pieces_of_an_index_range_and_of_iterators) {
+  for (const auto& policy : algorithm_policies()) {
+    for (const std::size_t n : algorithm_sizes()) {
+      const auto v = test_support::random_ints(n, n + 50);
+      const std::int64_t want = std::accumulate(v.begin(), v.end(), std::int64_t{0});
+      const auto by_iterator = fjord::parallel_reduce(
+          policy, v.begin(), v.end(), std::int64_t{0},
+          [](auto b, auto e, std::int64_t acc) { return std::accumulate(b, e, acc); },
+          std::plus<>());
+      ASSERT_EQ(by_iterator, want);
+      const auto by_index = fjord::parallel_reduce(
+          policy, std::size_t{0}, n, std::int64_t{0},
+          [&](std::size_t b, std::size_t e, std::int64_t acc) {
+            for (std::size_t i = b; i < e; ++i) {
+              acc += v[i];
+            }
+            return acc;
+          },
+          std::plus<>());
+      ASSERT_EQ(by_index, want);
+    }
+  }
+  // The short form, on the default pool.
+  EXPECT_EQ(fjord::parallel_reduce(
+                1, 101, 0, [](int b, int e, int acc) { return acc + (b + e - 1) * (e - b) / 2; },
+                std::plus<>()),
+            5050);
+}
+
+TEST(parallel_reduce, pieces_are_joined_in_index_order) {
+  // Concatenating piece ranges must give the whole range in order.
+  const auto joined = fjord::parallel_reduce(
+      fjord::par.on(test_support::two_workers()).with_grain(7), 0, 1000, std::vector<int>{},
+      [](int b, int e, std::vector<int> acc) {
+        for (int i = b; i < e; ++i) {
+          acc.push_back(i);
+        }
+        return acc;
+      },
+      [](std::vector<int> l, const std::vector<int>& r) {
+        l.insert(l.end(), r.begin(), r.end());
+        return l;
+      });
+  std::vector<int> want(1000);
+  std::iota(want.begin(), want.end(), 0);
+  EXPECT_EQ(joined, want);
+}
+
+}  // namespace

@@ -8,6 +8,8 @@
 
 #include "common/harness.hpp"
 #include "fjord/join.hpp"
+#include "fjord/parallel_for.hpp"
+#include "fjord/reduce.hpp"
 
 #ifdef BENCH_HAVE_TBB
 #include <tbb/blocked_range.h>
@@ -83,6 +85,23 @@ int main(int argc, char** argv) {
     fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
     bench::run_rounds(a, "ms", leaves,
                       timed([&] { return pool.invoke([&] { return sum_fjord(data, grain); }); }));
+  } else if (a.impl == "fjord-reduce" || a.impl == "fjord-parallel_reduce") {
+    // The algorithms: with --grain 0 (no grain) they split adaptively.
+    fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
+    const auto policy = a.grain > 0 ? fjord::par.on(pool).with_grain(grain) : fjord::par.on(pool);
+    if (a.impl == "fjord-reduce") {
+      bench::run_rounds(a, "ms", leaves, timed([&] {
+                          return fjord::reduce(policy, data.begin(), data.end(), 0LL);
+                        }));
+    } else {
+      bench::run_rounds(
+          a, "ms", leaves, timed([&] {
+            return fjord::parallel_reduce(
+                policy, data.cbegin(), data.cend(), 0LL,
+                [](auto b, auto e, long long acc) { return std::accumulate(b, e, acc); },
+                std::plus<>());
+          }));
+    }
   } else if (a.impl == "std-async") {
     bench::run_rounds(a, "ms", leaves,
                       timed([&] { return sum_async(data.data(), data.data() + n, grain); }));

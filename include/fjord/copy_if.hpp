@@ -31,14 +31,17 @@ Out copy_if(Policy&& policy, In first, In last, Out out, Pred pred) {
       return matches;
     };
     auto copy = [&](std::size_t b, std::size_t e, const std::optional<std::size_t>& before) {
-      Out to = detail::index_at(out, *before);
+      std::size_t written = *before;
+      Out to = detail::index_at(out, written);
       for (std::size_t i = b; i < e; ++i) {
         auto&& x = *detail::index_at(first, i);
         if (pred(x)) {
           *to = x;
           ++to;
+          ++written;
         }
       }
+      return written;
     };
     auto add = [](std::size_t a, std::size_t b) { return a + b; };
     detail::chunked_scan<std::size_t, decltype(count), decltype(copy), decltype(add)> scan(

@@ -25,7 +25,7 @@ Out parallel_scan(const parallel_policy& policy, In first, std::size_t n, Out ou
                   std::optional<S> init, Op& op, Transform& transform, bool inclusive) {
   auto element = [&](std::size_t i) -> decltype(auto) { return transform(*index_at(first, i)); };
   auto reduce = [&](std::size_t b, std::size_t e) { return unrolled_reduce<S>(b, e, element, op); };
-  auto apply = [&](std::size_t b, std::size_t e, const std::optional<S>& exclusive) {
+  auto apply = [&](std::size_t b, std::size_t e, const std::optional<S>& exclusive) -> S {
     if (inclusive) {
       S running =
           exclusive ? static_cast<S>(op(*exclusive, element(b))) : static_cast<S>(element(b));
@@ -34,14 +34,15 @@ Out parallel_scan(const parallel_policy& policy, In first, std::size_t n, Out ou
         running = op(std::move(running), element(i));
         *index_at(out, i) = running;
       }
-    } else {
-      S running = *exclusive;
-      for (std::size_t i = b; i < e; ++i) {
-        S next = op(running, element(i));  // read element i before out[i] is written
-        *index_at(out, i) = std::move(running);
-        running = std::move(next);
-      }
+      return running;
     }
+    S running = *exclusive;
+    for (std::size_t i = b; i < e; ++i) {
+      S next = op(running, element(i));  // read element i before out[i] is written
+      *index_at(out, i) = std::move(running);
+      running = std::move(next);
+    }
+    return running;
   };
   auto combine = [&](const S& left, S right) -> S { return op(left, std::move(right)); };
   chunked_scan<S, decltype(reduce), decltype(apply), decltype(combine)> scan(

@@ -8,8 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <numeric>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -42,6 +44,46 @@ TEST(sort, sorts_every_size_and_shape) {
       }
     }
   }
+}
+
+template <class T>
+void check_integer_sort() {
+  std::mt19937_64 rng(99);
+  std::vector<T> v(70000);
+  for (auto& x : v) {
+    x = static_cast<T>(rng());
+  }
+  v[5] = std::numeric_limits<T>::min();
+  v[6] = std::numeric_limits<T>::max();
+  v[7] = T{0};
+  for (const auto& policy : algorithm_policies()) {
+    auto up = v;
+    auto want_up = v;
+    std::sort(want_up.begin(), want_up.end());
+    fjord::sort(policy, up.begin(), up.end());
+    ASSERT_EQ(up, want_up);
+    auto down = v;
+    auto want_down = v;
+    std::sort(want_down.begin(), want_down.end(), std::greater<T>());
+    fjord::sort(policy, down.begin(), down.end(), std::greater<T>());
+    ASSERT_EQ(down, want_down);
+    fjord::stable_sort(policy, down.begin(), down.end(), std::less<>());
+    ASSERT_EQ(down, want_up);
+  }
+}
+
+// Integers by < or > take the radix path: every width, signed and not,
+// with the extremes, up and down.
+TEST(sort, sorts_integers_of_every_width_both_ways) {
+  check_integer_sort<std::int8_t>();
+  check_integer_sort<std::uint8_t>();
+  check_integer_sort<std::int16_t>();
+  check_integer_sort<std::uint16_t>();
+  check_integer_sort<std::int32_t>();
+  check_integer_sort<std::uint32_t>();
+  check_integer_sort<std::int64_t>();
+  check_integer_sort<std::uint64_t>();
+  check_integer_sort<char>();
 }
 
 TEST(sort, takes_a_comparator_and_sorts_strings) {

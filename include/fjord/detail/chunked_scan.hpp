@@ -42,7 +42,9 @@ struct alignas(false_sharing_range) scan_tile {
 // exclusive prefix is then found by looking back over earlier tiles
 // (adding aggregates until a tile with its inclusive prefix is found), the
 // tile's own inclusive prefix is published, and apply(b, e, exclusive)
-// writes the output from the tile, which is still in cache. Every tile
+// writes the output from the tile, which is still in cache. When the tile
+// before is complete already, the reduction is skipped: apply's return
+// value (the last running value) is the tile's inclusive prefix. Every tile
 // waits only on earlier tiles, which are held by running participants, so
 // the scan makes progress with any number of them. combine(S, S) must be
 // associative. Deterministic: look-back waits for the inclusive prefix of
@@ -125,6 +127,14 @@ class chunked_scan {
     const std::size_t b = t * tile_size_;
     const std::size_t e = std::min(n_, b + tile_size_);
     scan_tile<S>& tile = tile_[t];
+    if (!deterministic_ && (t == 0 || ready(t - 1))) {
+      // The exclusive prefix is known already (always so on one worker):
+      // one pass, and the tile's last running value is its inclusive prefix.
+      std::optional<S> exclusive = t == 0 ? init_ : std::optional<S>(*tile_[t - 1].inclusive);
+      tile.inclusive.emplace(apply_(b, e, exclusive));
+      tile.state.store(scan_tile<S>::prefix_ready, std::memory_order_release);
+      return true;
+    }
     S aggregate = reduce_(b, e);
     std::optional<S> exclusive;
     if (t == 0) {
@@ -145,6 +155,10 @@ class chunked_scan {
     tile.state.store(scan_tile<S>::prefix_ready, std::memory_order_release);
     apply_(b, e, exclusive);
     return true;
+  }
+
+  bool ready(std::size_t j) const noexcept {
+    return tile_[j].state.load(std::memory_order_acquire) == scan_tile<S>::prefix_ready;
   }
 
   // The inclusive prefix of tile t - 1, or nullopt if the scan failed.

@@ -11,6 +11,7 @@
 
 #include "fjord/detail/index_range.hpp"
 #include "fjord/detail/pool_entry.hpp"
+#include "fjord/detail/radix_sort.hpp"
 #include "fjord/execution.hpp"
 #include "fjord/join.hpp"
 
@@ -156,6 +157,21 @@ void parallel_sort(const parallel_policy& policy, It first, std::size_t n, Compa
   if (n <= std::max(sequential, policy.grain())) {
     sort_sequentially();
     return;
+  }
+  using value_t = std::iter_value_t<It>;
+  if constexpr (std::contiguous_iterator<It> && radix_sortable<value_t, Compare>) {
+    // Integers by < or >: a radix sort, O(n) with about 17 passes over
+    // memory for 64-bit keys instead of log n levels of comparisons.
+    if (policy.grain() == 0) {
+      enter_pool(
+          policy,
+          [&](std::size_t workers) {
+            radix_sort<value_t, radix_descending<value_t, Compare>>(std::to_address(first), n,
+                                                                    workers);
+          },
+          sort_sequentially);
+      return;
+    }
   }
   enter_pool(
       policy,

@@ -1,0 +1,112 @@
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "fjord/detail/range_split.hpp"
+
+namespace fjord::detail {
+
+// Integers ordered by std::less or std::greater: their order is their bits'
+// order (after flipping the sign bit), so a radix sort gives exactly what
+// the comparison sort would (equal integers cannot be told apart).
+template <class T, class Compare>
+inline constexpr bool radix_sortable =
+    std::is_integral_v<T> && !std::is_same_v<T, bool> &&
+    (std::is_same_v<Compare, std::less<>> || std::is_same_v<Compare, std::less<T>> ||
+     std::is_same_v<Compare, std::greater<>> || std::is_same_v<Compare, std::greater<T>>);
+
+template <class T, class Compare>
+inline constexpr bool radix_descending =
+    std::is_same_v<Compare, std::greater<>> || std::is_same_v<Compare, std::greater<T>>;
+
+// A parallel least-significant-digit radix sort, 8 bits a pass: each pass
+// counts the digits of every chunk in parallel, turns the counts into
+// per-chunk write positions (digit-major, so the pass is stable), and
+// scatters the chunks in parallel. A pass whose digit is the same in every
+// element is skipped. Runs on a worker of the pool (join is direct).
+template <class T, bool descending>
+void radix_sort(T* data, std::size_t n, std::size_t workers) {
+  using key_t = std::make_unsigned_t<T>;
+  constexpr int bits = static_cast<int>(sizeof(T)) * 8;
+  auto key = [](T x) {
+    auto k = static_cast<key_t>(x);
+    if constexpr (std::is_signed_v<T>) {
+      k = static_cast<key_t>(k ^ (key_t{1} << (bits - 1)));
+    }
+    if constexpr (descending) {
+      k = static_cast<key_t>(~k);
+    }
+    return k;
+  };
+  auto buffer = std::make_unique_for_overwrite<T[]>(n);
+  T* from = data;
+  T* to = buffer.get();
+  // A few chunks a worker so a slow one can be helped; each at least 64 KiB.
+  const std::size_t chunks =
+      std::clamp<std::size_t>(n / (std::size_t{65536} / sizeof(T)), 1, 4 * workers);
+  const std::size_t chunk_length = (n + chunks - 1) / chunks;
+  std::vector<std::array<std::size_t, 256>> count(chunks);
+  auto bounds = [&](std::size_t c) {
+    return std::pair{c * chunk_length, std::min(n, (c + 1) * chunk_length)};
+  };
+  for (int shift = 0; shift < bits; shift += 8) {
+    auto histogram = [&](std::size_t cb, std::size_t ce) {
+      for (std::size_t c = cb; c < ce; ++c) {
+        auto& counts = count[c];
+        counts.fill(0);
+        const auto [b, e] = bounds(c);
+        for (std::size_t i = b; i < e; ++i) {
+          ++counts[(key(from[i]) >> shift) & 0xFF];
+        }
+      }
+    };
+    fixed_for(0, chunks, 1, histogram);
+    std::size_t position = 0;
+    bool one_digit = false;
+    for (std::size_t d = 0; d < 256 && !one_digit; ++d) {
+      std::size_t total = 0;
+      for (std::size_t c = 0; c < chunks; ++c) {
+        total += count[c][d];
+      }
+      one_digit = total == n;
+    }
+    if (one_digit) {
+      continue;
+    }
+    for (std::size_t d = 0; d < 256; ++d) {
+      for (std::size_t c = 0; c < chunks; ++c) {
+        position += std::exchange(count[c][d], position);
+      }
+    }
+    auto scatter = [&](std::size_t cb, std::size_t ce) {
+      for (std::size_t c = cb; c < ce; ++c) {
+        auto& next = count[c];
+        const auto [b, e] = bounds(c);
+        for (std::size_t i = b; i < e; ++i) {
+          to[next[(key(from[i]) >> shift) & 0xFF]++] = from[i];
+        }
+      }
+    };
+    fixed_for(0, chunks, 1, scatter);
+    std::swap(from, to);
+  }
+  if (from != data) {
+    auto copy_back = [&](std::size_t cb, std::size_t ce) {
+      for (std::size_t c = cb; c < ce; ++c) {
+        const auto [b, e] = bounds(c);
+        std::copy(from + b, from + e, data + b);
+      }
+    };
+    fixed_for(0, chunks, 1, copy_back);
+  }
+}
+
+}  // namespace fjord::detail

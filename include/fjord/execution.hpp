@@ -22,7 +22,9 @@ class parallel_policy {
  public:
   constexpr parallel_policy() = default;
 
-  // Runs on p instead of the current pool (or fjord::default_pool() off a pool).
+  // Uses p instead of the current pool (or fjord::default_pool() off a
+  // pool): the parallel part runs on p's workers, while the prefix (and a
+  // small input entirely) still runs on the calling thread.
   [[nodiscard]] constexpr parallel_policy on(pool& p) const noexcept {
     parallel_policy copy = *this;
     copy.pool_ = &p;

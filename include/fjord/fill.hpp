@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <concepts>
 #include <cstddef>
+#include <functional>
 #include <iterator>
 #include <type_traits>
 
@@ -44,7 +45,7 @@ void generate(Policy&& policy, It first, It last, Generator gen) {
     std::generate(first, last, gen);
   } else {
     detail::for_each_piece(policy, n, [&](std::size_t b, std::size_t e) {
-      std::generate(detail::index_at(first, b), detail::index_at(first, e), gen);
+      std::generate(detail::index_at(first, b), detail::index_at(first, e), std::ref(gen));
     });
   }
 }

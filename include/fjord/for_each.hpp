@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <concepts>
 #include <cstddef>
+#include <functional>
 #include <iterator>
 #include <type_traits>
 
@@ -23,7 +24,7 @@ void for_each(Policy&& policy, It first, It last, F f) {
     std::for_each(first, detail::index_at(first, n), f);
   } else {
     detail::for_each_piece(policy, n, [&](std::size_t b, std::size_t e) {
-      std::for_each(detail::index_at(first, b), detail::index_at(first, e), f);
+      std::for_each(detail::index_at(first, b), detail::index_at(first, e), std::ref(f));
     });
   }
 }

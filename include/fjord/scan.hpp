@@ -27,8 +27,7 @@ Out parallel_scan(const parallel_policy& policy, In first, std::size_t n, Out ou
   auto reduce = [&](std::size_t b, std::size_t e) { return unrolled_reduce<S>(b, e, element, op); };
   auto apply = [&](std::size_t b, std::size_t e, const std::optional<S>& exclusive) -> S {
     if (inclusive) {
-      S running =
-          exclusive ? static_cast<S>(op(*exclusive, element(b))) : static_cast<S>(element(b));
+      S running = exclusive ? as_sum<S>(op(*exclusive, element(b))) : as_sum<S>(element(b));
       *index_at(out, b) = running;
       for (std::size_t i = b + 1; i < e; ++i) {
         running = op(std::move(running), element(i));
@@ -38,7 +37,7 @@ Out parallel_scan(const parallel_policy& policy, In first, std::size_t n, Out ou
     }
     S running = *exclusive;
     for (std::size_t i = b; i < e; ++i) {
-      S next = op(running, element(i));  // read element i before out[i] is written
+      S next = as_sum<S>(op(running, element(i)));  // read element i before out[i] is written
       *index_at(out, i) = std::move(running);
       running = std::move(next);
     }
@@ -52,8 +51,15 @@ Out parallel_scan(const parallel_policy& policy, In first, std::size_t n, Out ou
   return index_at(out, n);
 }
 
+// The scans without a transform: an element by reference when the iterator
+// gives one, else by value (a reference to an iterator's temporary would
+// dangle once element() returned).
 inline constexpr auto identity_transform = [](auto&& x) -> decltype(auto) {
-  return std::forward<decltype(x)>(x);
+  if constexpr (std::is_lvalue_reference_v<decltype(x)>) {
+    return (x);
+  } else {
+    return std::remove_cvref_t<decltype(x)>(std::forward<decltype(x)>(x));
+  }
 };
 
 }  // namespace detail

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <concepts>
 #include <cstddef>
+#include <functional>
 #include <iterator>
 #include <type_traits>
 
@@ -23,7 +24,7 @@ Out transform(Policy&& policy, In first, In last, Out out, UnaryOp op) {
   } else {
     detail::for_each_piece(policy, n, [&](std::size_t b, std::size_t e) {
       std::transform(detail::index_at(first, b), detail::index_at(first, e),
-                     detail::index_at(out, b), op);
+                     detail::index_at(out, b), std::ref(op));
     });
     return detail::index_at(out, n);
   }
@@ -39,7 +40,7 @@ Out transform(Policy&& policy, In1 first1, In1 last1, In2 first2, Out out, Binar
   } else {
     detail::for_each_piece(policy, n, [&](std::size_t b, std::size_t e) {
       std::transform(detail::index_at(first1, b), detail::index_at(first1, e),
-                     detail::index_at(first2, b), detail::index_at(out, b), op);
+                     detail::index_at(first2, b), detail::index_at(out, b), std::ref(op));
     });
     return detail::index_at(out, n);
   }

@@ -10,6 +10,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <ranges>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -75,6 +76,43 @@ TEST(for_each, an_exception_reaches_the_caller_and_nothing_leaks) {
                                  }),
                  std::runtime_error);
   }
+}
+
+TEST(for_each, pieces_not_yet_started_are_skipped_after_an_exception) {
+  const std::size_t n = 200'000;  // 2 us each: ~0.2 s if nothing were skipped
+  std::vector<int> v(n, 0);
+  std::atomic<std::size_t> calls{0};
+  // A grain, so there is no prefix on the caller: the first piece throws at
+  // once, and only pieces already running go on.
+  EXPECT_THROW(fjord::for_each(fjord::par.on(test_support::two_workers()).with_grain(1000),
+                               v.begin(), v.end(),
+                               [&](int& x) {
+                                 test_support::busy_for(std::chrono::microseconds(2));
+                                 calls.fetch_add(1, std::memory_order_relaxed);
+                                 if (&x == &v[0]) {
+                                   throw std::runtime_error("first");
+                                 }
+                               }),
+               std::runtime_error);
+  EXPECT_LT(calls.load(), n / 10);
+  // Adaptive, throwing in the prefix: nothing else runs at all.
+  calls = 0;
+  EXPECT_THROW(fjord::for_each(fjord::par, v.begin(), v.end(),
+                               [&](int&) {
+                                 calls.fetch_add(1, std::memory_order_relaxed);
+                                 throw std::runtime_error("first");
+                               }),
+               std::runtime_error);
+  EXPECT_EQ(calls.load(), 1U);
+}
+
+TEST(for_each, takes_iterators_with_an_integer_class_difference_type) {
+  const auto numbers = std::views::iota(0L, 5000L);  // difference_type: __int128 in libstdc++
+  std::atomic<long> sum{0};
+  fjord::for_each(fjord::par, numbers.begin(), numbers.end(), [&](long i) { sum.fetch_add(i); });
+  EXPECT_EQ(sum.load(), 5000L * 4999 / 2);
+  EXPECT_THROW(fjord::for_each(fjord::par, numbers.end(), numbers.begin(), [](long) {}),
+               std::invalid_argument);
 }
 
 TEST(for_each, a_reversed_range_is_rejected_with_its_length) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -51,6 +52,35 @@ TEST(reduce, keeps_index_order_for_an_associative_but_not_commutative_op) {
           << n;
     }
   }
+}
+
+TEST(reduce, elements_convert_to_the_sum_type_implicitly) {
+  std::vector<const char*> words(3000, "ab");
+  const std::string joined =
+      fjord::reduce(fjord::par.on(test_support::two_workers()).with_grain(100), words.begin(),
+                    words.end(), std::string(), std::plus<>());
+  EXPECT_EQ(joined.size(), 6000U);
+}
+
+TEST(reduce, the_first_exception_wins_and_later_pieces_are_skipped) {
+  const std::size_t n = 200'000;  // 2 us each: ~0.2 s if nothing were skipped
+  std::vector<int> v(n, 1);
+  std::atomic<std::size_t> calls{0};
+  try {
+    (void)fjord::transform_reduce(fjord::par.on(test_support::two_workers()).with_grain(1000),
+                                  v.begin(), v.end(), 0, std::plus<>(), [&](const int& x) {
+                                    test_support::busy_for(std::chrono::microseconds(2));
+                                    calls.fetch_add(1, std::memory_order_relaxed);
+                                    if (&x == &v[0]) {
+                                      throw std::out_of_range("first");
+                                    }
+                                    return x;
+                                  });
+    FAIL() << "no exception";
+  } catch (const std::out_of_range& e) {
+    EXPECT_STREQ(e.what(), "first");
+  }
+  EXPECT_LT(calls.load(), n / 10);
 }
 
 TEST(reduce, seq_is_std_reduce) {

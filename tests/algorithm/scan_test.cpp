@@ -4,14 +4,21 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <numeric>
+#include <ranges>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "fjord/join.hpp"
+#include "fjord/pool.hpp"
 
 #include "fjord/copy_if.hpp"
 #include "fjord/reduce.hpp"
@@ -141,6 +148,101 @@ TEST(inclusive_scan, a_tile_may_run_nested_parallel_work) {
   for (std::size_t i = 0; i < out.size(); i += 1111) {
     ASSERT_EQ(out[i], static_cast<std::int64_t>(64 * (i + 1)));
   }
+}
+
+// Found by review: a tile's nested work, stolen by a worker that then helps
+// in a join of its own, lets that worker start a participant of the same
+// scan, take a later tile and wait for the tile buried under it. Without the
+// deferral (docs/algorithms.md, "Progress") this hung at once.
+TEST(inclusive_scan, a_wait_on_a_tile_buried_under_the_waiter_is_given_up) {
+  for (int round = 0; round < 10; ++round) {
+    fjord::pool p(fjord::pool_options{.workers = 3});
+    std::atomic<bool> blocker_running{false};
+    std::atomic<bool> release_blocker{false};
+    std::atomic<bool> nested_once{false};
+    std::atomic<bool> c2_started{false};
+    std::atomic<bool> d2_started{false};
+    auto wait_for = [](std::atomic<bool>& flag, std::chrono::milliseconds limit) {
+      const auto end = std::chrono::steady_clock::now() + limit;
+      while (!flag.load() && std::chrono::steady_clock::now() < end) {
+        std::this_thread::yield();
+      }
+    };
+    // Keep one worker away until the tile holder's nested join starts.
+    p.post([&] {
+      blocker_running = true;
+      while (!release_blocker.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+    wait_for(blocker_running, std::chrono::seconds(10));
+    std::vector<long> in(40);
+    std::iota(in.begin(), in.end(), 0L);
+    std::vector<long> out(in.size());
+    auto one = [&](long i) -> long {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      if (i == 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // another worker takes tile 1
+      }
+      if (i == 4 && !nested_once.exchange(true)) {  // tile 1's holder joins; its half is stolen
+        fjord::join(
+            [&] {
+              release_blocker = true;
+              wait_for(c2_started, std::chrono::milliseconds(100));
+            },
+            [&] {
+              c2_started = true;
+              fjord::join([&] { wait_for(d2_started, std::chrono::milliseconds(100)); },
+                          [&] {
+                            d2_started = true;
+                            std::this_thread::sleep_for(std::chrono::milliseconds(30));
+                          });
+            });
+      }
+      return 1;
+    };
+    fjord::transform_inclusive_scan(fjord::par.on(p).with_grain(4), in.begin(), in.end(),
+                                    out.begin(), std::plus<>(), one);
+    release_blocker = true;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      ASSERT_EQ(out[i], static_cast<long>(i + 1)) << "round " << round;
+    }
+  }
+}
+
+TEST(inclusive_scan, reads_iterators_that_return_values) {
+  const auto numbers = std::views::iota(0L, 100000L);
+  std::vector<long> got(100000);
+  std::vector<long> want(100000);
+  for (const auto& policy : algorithm_policies()) {
+    fjord::inclusive_scan(policy, numbers.begin(), numbers.end(), got.begin());
+    std::inclusive_scan(numbers.begin(), numbers.end(), want.begin());
+    ASSERT_EQ(got, want);
+  }
+}
+
+TEST(inclusive_scan, a_grain_as_large_as_size_t_scans_in_one_tile) {
+  const auto never_split = fjord::par.with_grain(std::numeric_limits<std::size_t>::max());
+  std::vector<int> v{1, 2, 3, 4};
+  std::vector<int> out(4, 0);
+  EXPECT_EQ(fjord::inclusive_scan(never_split, v.begin(), v.end(), out.begin()), out.end());
+  EXPECT_EQ(out, (std::vector<int>{1, 3, 6, 10}));
+  std::vector<int> kept(4, 0);
+  auto end =
+      fjord::copy_if(never_split, v.begin(), v.end(), kept.begin(), [](int x) { return x > 1; });
+  EXPECT_EQ(end - kept.begin(), 3);
+  EXPECT_EQ(kept, (std::vector<int>{2, 3, 4, 0}));
+}
+
+TEST(inclusive_scan, deterministic_from_inside_a_worker_matches_the_caller) {
+  const auto v = test_support::random_doubles(100001, 13);
+  std::vector<double> outside(v.size());
+  std::vector<double> inside(v.size());
+  const auto policy = fjord::par.deterministic();
+  fjord::inclusive_scan(policy, v.begin(), v.end(), outside.begin());
+  test_support::two_workers().invoke(
+      [&] { fjord::inclusive_scan(policy, v.begin(), v.end(), inside.begin()); });
+  EXPECT_EQ(std::memcmp(outside.data(), inside.data(), v.size() * sizeof(double)), 0);
 }
 
 TEST(copy_if, matches_std_and_keeps_order) {

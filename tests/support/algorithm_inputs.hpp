@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <random>
@@ -53,6 +54,13 @@ inline std::vector<std::string> random_strings(std::size_t n, std::uint64_t seed
     }
   }
   return v;
+}
+
+// Work that takes about `d` (a busy wait: sleeping would hand the CPU over).
+inline void busy_for(std::chrono::nanoseconds d) {
+  const auto end = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < end) {
+  }
 }
 
 // Two workers whatever the machine, so splitting and stealing happen.

@@ -15,7 +15,9 @@ template <std::random_access_iterator It>
 std::size_t checked_length(It first, It last, const char* algorithm) {
   const auto length = last - first;
   if (length < 0) {
-    throw std::invalid_argument(std::string(algorithm) + ": last is " + std::to_string(-length) +
+    // long long: iterators may use an integer-class difference type.
+    throw std::invalid_argument(std::string(algorithm) + ": last is " +
+                                std::to_string(static_cast<long long>(-length)) +
                                 " elements before first");
   }
   return static_cast<std::size_t>(length);

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "fjord/detail/first_error.hpp"
 #include "fjord/detail/index_range.hpp"
 #include "fjord/detail/pool_entry.hpp"
 #include "fjord/detail/radix_sort.hpp"
@@ -70,20 +71,30 @@ class merge_sort {
   merge_sort(It first, std::size_t n, Compare& comp, bool stable, std::size_t leaf)
       : first_(first), n_(n), comp_(comp), stable_(stable), leaf_(leaf), buffer_(n, first) {}
 
-  void run() { sort_into(0, n_, false); }
+  // After a comparison throws, leaves and merges not yet started are
+  // skipped and the first exception is rethrown.
+  void run() {
+    try {
+      sort_into(0, n_, false);
+    } catch (...) {
+      errors_.rethrow();
+    }
+  }
 
  private:
   // Sorts elements [b, e) into the range (to_buffer false) or into the
   // buffer's same positions.
   void sort_into(std::size_t b, std::size_t e, bool to_buffer) {
     if (e - b <= leaf_) {
-      if (to_buffer) {
-        value_t* out = buffer_.data();
-        std::move(index_at(first_, b), index_at(first_, e), out + b);
-        sort_leaf(out + b, out + e);
-      } else {
-        sort_leaf(index_at(first_, b), index_at(first_, e));
-      }
+      errors_.run([&] {
+        if (to_buffer) {
+          value_t* out = buffer_.data();
+          std::move(index_at(first_, b), index_at(first_, e), out + b);
+          sort_leaf(out + b, out + e);
+        } else {
+          sort_leaf(index_at(first_, b), index_at(first_, e));
+        }
+      });
       return;
     }
     const std::size_t mid = b + (e - b) / 2;
@@ -114,8 +125,10 @@ class merge_sort {
     const auto na = a_end - a;
     const auto nc = c_end - c;
     if (na + nc <= sequential) {
-      std::merge(std::make_move_iterator(a), std::make_move_iterator(a_end),
-                 std::make_move_iterator(c), std::make_move_iterator(c_end), out, comp_);
+      errors_.run([&] {
+        std::merge(std::make_move_iterator(a), std::make_move_iterator(a_end),
+                   std::make_move_iterator(c), std::make_move_iterator(c_end), out, comp_);
+      });
       return;
     }
     In a_mid;
@@ -138,6 +151,7 @@ class merge_sort {
   const bool stable_;
   const std::size_t leaf_;
   sort_buffer<value_t> buffer_;
+  first_error errors_;
 };
 
 template <std::random_access_iterator It, class Compare>
@@ -154,15 +168,12 @@ void parallel_sort(const parallel_policy& policy, It first, std::size_t n, Compa
       std::sort(first, last, comp);
     }
   };
-  if (n <= std::max(sequential, policy.grain())) {
-    sort_sequentially();
-    return;
-  }
   using value_t = std::iter_value_t<It>;
   if constexpr (std::contiguous_iterator<It> && radix_sortable<value_t, Compare>) {
     // Integers by < or >: a radix sort, O(n) with about 17 passes over
     // memory for 64-bit keys instead of log n levels of comparisons.
-    if (policy.grain() == 0) {
+    // Passes over the whole range, in chunks of its own: no grain applies.
+    if (n > sequential) {
       enter_pool(
           policy,
           [&](std::size_t workers) {
@@ -172,6 +183,10 @@ void parallel_sort(const parallel_policy& policy, It first, std::size_t n, Compa
           sort_sequentially);
       return;
     }
+  }
+  if (n <= std::max(sequential, policy.grain())) {
+    sort_sequentially();
+    return;
   }
   enter_pool(
       policy,

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "fjord/detail/cycle_clock.hpp"
+#include "fjord/detail/first_error.hpp"
 #include "fjord/detail/pool_entry.hpp"
 #include "fjord/detail/worker.hpp"
 #include "fjord/execution.hpp"
@@ -125,44 +126,64 @@ T fixed_reduce(std::size_t b, std::size_t e, std::size_t grain, bool parallel, L
 
 // Calls leaf(b, e) over disjoint pieces covering [0, n), in parallel. Once
 // the caller's prefix ran, stopped() true skips the rest (find_if found a
-// match there).
+// match there). After an exception from a leaf, pieces not yet started are
+// skipped and the first exception reaches the caller.
 template <class Leaf, class Stop = decltype([] { return false; })>
 void for_each_piece(const parallel_policy& policy, std::size_t n, Leaf&& leaf, Stop stopped = {}) {
   if (n == 0) {
     return;
   }
-  if (const std::size_t grain = policy.grain(); grain != 0) {
-    if (n <= grain) {
-      leaf(std::size_t{0}, n);
+  const std::size_t grain = policy.grain();
+  if (grain != 0 && n <= grain) {
+    leaf(std::size_t{0}, n);
+    return;
+  }
+  std::size_t done = 0;
+  if (grain == 0) {
+    done = run_prefix(n, leaf);
+    if (done == n || stopped()) {
       return;
     }
+  }
+  first_error errors;
+  auto guarded = [&](std::size_t b, std::size_t e) { errors.run([&] { leaf(b, e); }); };
+  try {
     enter_pool(
-        policy, [&](std::size_t) { fixed_for(0, n, grain, leaf); },
-        [&] { leaf(std::size_t{0}, n); });
-    return;
+        policy,
+        [&](std::size_t workers) {
+          if (grain != 0) {
+            fixed_for(0, n, grain, guarded);
+          } else {
+            adaptive_for(done, n, workers, workers, guarded);
+          }
+        },
+        [&] { leaf(done, n); });
+  } catch (...) {
+    errors.rethrow();
   }
-  const std::size_t done = run_prefix(n, leaf);
-  if (done == n || stopped()) {
-    return;
-  }
-  enter_pool(
-      policy, [&](std::size_t workers) { adaptive_for(done, n, workers, workers, leaf); },
-      [&] { leaf(done, n); });
 }
 
 // Reduces [0, n), n > 0: leaf(b, e) gives the value of a non-empty piece and
 // combine(left, right) joins neighbours, always in index order, so combine
-// needs to be associative but not commutative.
+// needs to be associative but not commutative. Exceptions as for_each_piece.
 template <class T, class Leaf, class Combine>
 T reduce_pieces(const parallel_policy& policy, std::size_t n, Leaf&& leaf, Combine&& combine) {
+  first_error errors;
+  auto guarded = [&](std::size_t b, std::size_t e) -> T {
+    return errors.run([&]() -> T { return leaf(b, e); });
+  };
   if (policy.is_deterministic() || policy.grain() != 0) {
     const std::size_t grain = policy.grain() != 0 ? policy.grain() : deterministic_leaf;
     if (n <= grain) {
       return leaf(std::size_t{0}, n);
     }
-    return enter_pool(
-        policy, [&](std::size_t) { return fixed_reduce<T>(0, n, grain, true, leaf, combine); },
-        [&] { return fixed_reduce<T>(0, n, grain, false, leaf, combine); });
+    try {
+      return enter_pool(
+          policy, [&](std::size_t) { return fixed_reduce<T>(0, n, grain, true, guarded, combine); },
+          [&] { return fixed_reduce<T>(0, n, grain, false, leaf, combine); });
+    } catch (...) {
+      errors.rethrow();
+    }
   }
   std::optional<T> prefix;
   auto accumulate = [&](std::size_t b, std::size_t e) {
@@ -178,13 +199,17 @@ T reduce_pieces(const parallel_policy& policy, std::size_t n, Leaf&& leaf, Combi
   if (done == n) {
     return std::move(*prefix);
   }
-  T rest = enter_pool(
-      policy,
-      [&](std::size_t workers) {
-        return adaptive_reduce<T>(done, n, workers, workers, leaf, combine);
-      },
-      [&] { return leaf(done, n); });
-  return combine(std::move(*prefix), std::move(rest));
+  try {
+    T rest = enter_pool(
+        policy,
+        [&](std::size_t workers) {
+          return adaptive_reduce<T>(done, n, workers, workers, guarded, combine);
+        },
+        [&] { return leaf(done, n); });
+    return combine(std::move(*prefix), std::move(rest));
+  } catch (...) {
+    errors.rethrow();
+  }
 }
 
 }  // namespace fjord::detail

@@ -106,6 +106,8 @@ TEST(for_each, pieces_not_yet_started_are_skipped_after_an_exception) {
   EXPECT_EQ(calls.load(), 1U);
 }
 
+// clang 14 cannot compile libstdc++ 12's iota_view (its concepts); g++ runs these.
+#if !defined(__clang__) || __clang_major__ >= 16
 TEST(for_each, takes_iterators_with_an_integer_class_difference_type) {
   const auto numbers = std::views::iota(0L, 5000L);  // difference_type: __int128 in libstdc++
   std::atomic<long> sum{0};
@@ -114,6 +116,7 @@ TEST(for_each, takes_iterators_with_an_integer_class_difference_type) {
   EXPECT_THROW(fjord::for_each(fjord::par, numbers.end(), numbers.begin(), [](long) {}),
                std::invalid_argument);
 }
+#endif
 
 TEST(for_each, a_reversed_range_is_rejected_with_its_length) {
   std::vector<int> v(10);

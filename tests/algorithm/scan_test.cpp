@@ -210,6 +210,8 @@ TEST(inclusive_scan, a_wait_on_a_tile_buried_under_the_waiter_is_given_up) {
   }
 }
 
+// clang 14 cannot compile libstdc++ 12's iota_view (its concepts); g++ runs these.
+#if !defined(__clang__) || __clang_major__ >= 16
 TEST(inclusive_scan, reads_iterators_that_return_values) {
   const auto numbers = std::views::iota(0L, 100000L);
   std::vector<long> got(100000);
@@ -220,6 +222,7 @@ TEST(inclusive_scan, reads_iterators_that_return_values) {
     ASSERT_EQ(got, want);
   }
 }
+#endif
 
 TEST(inclusive_scan, a_grain_as_large_as_size_t_scans_in_one_tile) {
   const auto never_split = fjord::par.with_grain(std::numeric_limits<std::size_t>::max());

@@ -30,10 +30,11 @@ inline thread_local int scan_tiles_in_progress = 0;
 template <class S>
 struct alignas(false_sharing_range) scan_tile {
   enum : int { pending, aggregate_ready, prefix_ready, abandoned };
-  // Release stores publish `aggregate` (aggregate_ready) and then
-  // `inclusive` (prefix_ready); a reader loads state with acquire before it
-  // reads the value the state names. Each value is written once, before
-  // the store that names it.
+  // Stores publish `aggregate` (aggregate_ready, release) and then
+  // `inclusive` (prefix_ready, seq_cst: it is also half of the deferral
+  // handshake below); a reader loads state with acquire before it reads the
+  // value the state names. Each value is written once, before the store
+  // that names it.
   std::atomic<int> state{pending};
   // Set by an owner that gave up waiting for its exclusive prefix: whoever
   // publishes the prefix of the tile before finishes this one. The two
@@ -94,8 +95,9 @@ class chunked_scan {
 
  private:
   // How long a participant waits for an earlier tile before it defers its
-  // own: far longer than a tile takes (tens of microseconds), in
-  // cycle_clock ticks (~0.7 ms at 3 GHz).
+  // own, at least: far longer than a tile of cheap elements takes (tens of
+  // microseconds), in cycle_clock ticks (~0.7 ms at 3 GHz); a tile of
+  // expensive elements waits 8 times its own reduction.
   static constexpr std::uint64_t wait_budget = std::uint64_t{1} << 21;
 
   // k participants from a join tree: idle workers steal the right halves.
@@ -127,7 +129,11 @@ class chunked_scan {
         }
       } catch (...) {
         failed_.store(true, std::memory_order_relaxed);
-        tile_[t].state.store(scan_tile<S>::abandoned, std::memory_order_release);
+        // A tile already published stays so (its value is valid; the throw
+        // came from its output pass or a later tile it took over).
+        if (tile_[t].state.load(std::memory_order_relaxed) != scan_tile<S>::prefix_ready) {
+          tile_[t].state.store(scan_tile<S>::abandoned, std::memory_order_release);
+        }
         throw;
       }
     }
@@ -157,7 +163,11 @@ class chunked_scan {
       publish(t);
       return true;
     }
+    const std::uint64_t reduce_start = cycle_clock::now();
     S aggregate = reduce_(b, e);
+    // Tiles of expensive elements wait in proportion: a wait shorter than
+    // a tile would defer on every slow neighbour.
+    const std::uint64_t budget = std::max(wait_budget, 8 * (cycle_clock::now() - reduce_start));
     if (t == 0) {
       tile.inclusive.emplace(init_ ? combine_(*init_, std::move(aggregate)) : std::move(aggregate));
       publish(t);
@@ -167,7 +177,7 @@ class chunked_scan {
     tile.aggregate.emplace(std::move(aggregate));
     tile.state.store(scan_tile<S>::aggregate_ready, std::memory_order_release);
     std::optional<S> exclusive;
-    switch (look_back(t, exclusive)) {
+    switch (look_back(t, budget, exclusive)) {
       case wait_result::failed:
         tile.state.store(scan_tile<S>::abandoned, std::memory_order_release);
         return false;
@@ -198,7 +208,8 @@ class chunked_scan {
   // deterministic), then its output is written here.
   void publish(std::size_t t) {
     tile_[t].state.store(scan_tile<S>::prefix_ready, std::memory_order_seq_cst);
-    for (std::size_t k = t + 1; k < tiles_ && tile_[k].deferred.load(std::memory_order_seq_cst) &&
+    for (std::size_t k = t + 1; k < tiles_ && !failed_.load(std::memory_order_relaxed) &&
+                                tile_[k].deferred.load(std::memory_order_seq_cst) &&
                                 tile_[k].deferred.exchange(false, std::memory_order_seq_cst);
          ++k) {
       const std::optional<S> exclusive = tile_[k - 1].inclusive;
@@ -212,7 +223,7 @@ class chunked_scan {
   enum class wait_result { found, failed, timed_out };
 
   // Sets `exclusive` to the inclusive prefix of tile t - 1.
-  wait_result look_back(std::size_t t, std::optional<S>& exclusive) {
+  wait_result look_back(std::size_t t, std::uint64_t budget, std::optional<S>& exclusive) {
     std::optional<S> later;  // aggregates of the tiles between j and t
     std::size_t j = t - 1;
     std::uint64_t since = cycle_clock::now();
@@ -245,7 +256,7 @@ class chunked_scan {
       // blocked on work beneath this frame: spin, yield, then give up.
       if (++spins < 64) {
         cpu_relax();
-      } else if (cycle_clock::now() - since < wait_budget) {
+      } else if (cycle_clock::now() - since < budget) {
         std::this_thread::yield();
       } else {
         return wait_result::timed_out;

@@ -2,6 +2,7 @@
 // written with fjord::join: split until a range is smaller than the grain.
 // Then the same sum with the algorithms, which need no grain.
 #include <cstdio>
+#include <exception>
 #include <numeric>
 #include <random>
 #include <span>
@@ -21,7 +22,7 @@ long long parallel_sum(std::span<const int> data, std::size_t grain) {
   return left + right;
 }
 
-int main() {
+int main() try {
   std::vector<int> data(10'000'000);
   std::mt19937 rng(42);
   std::uniform_int_distribution<int> dist(0, 10);
@@ -41,4 +42,10 @@ int main() {
   std::printf("parallel_reduce: sum = %lld (%s)\n", pieces,
               pieces == expected ? "correct" : "WRONG");
   return got == expected && reduced == expected && pieces == expected ? 0 : 1;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "parallel_sum: %s\n", e.what());
+  return 1;
+} catch (...) {
+  std::fprintf(stderr, "parallel_sum: an exception that is not a std::exception\n");
+  return 1;
 }

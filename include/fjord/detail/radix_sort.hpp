@@ -32,7 +32,7 @@ inline constexpr bool radix_descending =
 // per-chunk write positions (digit-major, so the pass is stable), and
 // scatters the chunks in parallel. A pass whose digit is the same in every
 // element is skipped. Runs on a worker of the pool (join is direct).
-template <class T, bool descending>
+template <class T, bool Descending>
 void radix_sort(T* data, std::size_t n, std::size_t workers) {
   using key_t = std::make_unsigned_t<T>;
   constexpr int bits = static_cast<int>(sizeof(T)) * 8;
@@ -41,7 +41,7 @@ void radix_sort(T* data, std::size_t n, std::size_t workers) {
     if constexpr (std::is_signed_v<T>) {
       k = static_cast<key_t>(k ^ (key_t{1} << (bits - 1)));
     }
-    if constexpr (descending) {
+    if constexpr (Descending) {
       k = static_cast<key_t>(~k);
     }
     return k;

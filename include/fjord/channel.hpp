@@ -148,7 +148,7 @@ class channel {
     detail::channel_parker parker(true);
     detail::channel_waiter w;
     w.parker = &parker;
-    channel_status status = s.send_or_queue(v, w);
+    channel_status status = s.send_or_queue(v, &w);
     if (status == channel_status::full) {
       const detail::blocking_section blocked;
       parker.park();
@@ -164,7 +164,7 @@ class channel {
     detail::channel_waiter w;
     w.parker = &parker;
     std::optional<T> out;
-    if (s.receive_or_queue(out, w) == channel_status::empty) {
+    if (s.receive_or_queue(out, &w) == channel_status::empty) {
       const detail::blocking_section blocked;
       parker.park();
     }
@@ -283,23 +283,11 @@ class channel {
   }
 
   channel_status try_send_value(T& v) const {
-    state& s = checked("try_send");
-    detail::wake_list woken;
-    std::lock_guard guard(s.lock);
-    detail::channel_waiter* to_wake = nullptr;
-    const channel_status status = s.try_send_locked(v, to_wake);
-    woken.add(to_wake);
-    return status;
+    return checked("try_send").send_or_queue(v, nullptr);
   }
 
   channel_status try_receive_into(std::optional<T>& out, const char* operation) const {
-    state& s = checked(operation);
-    detail::wake_list woken;
-    std::lock_guard guard(s.lock);
-    detail::channel_waiter* to_wake = nullptr;
-    const channel_status status = s.try_receive_locked(out, to_wake);
-    woken.add(to_wake);
-    return status;
+    return checked(operation).receive_or_queue(out, nullptr);
   }
 
   template <class It>
@@ -344,7 +332,7 @@ class [[nodiscard]] channel<T>::send_awaiter {
 
   bool await_ready() const noexcept { return false; }
   bool await_suspend(std::coroutine_handle<> h) {
-    status_ = state_.send_or_queue(value_, waiter_);
+    status_ = state_.send_or_queue(value_, &waiter_);
     if (status_ != channel_status::full) {
       return false;
     }
@@ -376,7 +364,7 @@ class [[nodiscard]] channel<T>::receive_awaiter {
 
   bool await_ready() const noexcept { return false; }
   bool await_suspend(std::coroutine_handle<> h) noexcept {
-    if (state_.receive_or_queue(value_, waiter_) != channel_status::empty) {
+    if (state_.receive_or_queue(value_, &waiter_) != channel_status::empty) {
       return false;
     }
     parker_.prepare(h);

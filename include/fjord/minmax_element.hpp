@@ -13,27 +13,32 @@ namespace fjord {
 
 namespace detail {
 
-// The index of the first element that no other precedes under `before`:
+// The first element that no other precedes under `before` (last if empty):
 // before(a, b) is comp(a, b) for min_element and comp(b, a) for max_element's
 // "first largest" (ties keep the earlier index).
 template <std::random_access_iterator It, class Before>
-std::size_t parallel_first_extreme(const parallel_policy& policy, It first, std::size_t n,
-                                   Before& before) {
+It parallel_first_extreme(const parallel_policy& policy, It first, It last, Before& before,
+                          const char* algorithm) {
+  const std::size_t n = checked_length(first, last, algorithm);
+  if (n == 0) {
+    return last;
+  }
   auto at = [&](std::size_t i) -> decltype(auto) { return *index_at(first, i); };
-  return reduce_pieces<std::size_t>(
+  const std::size_t best = reduce_pieces<std::size_t>(
       policy, n,
       [&](std::size_t b, std::size_t e) {
-        std::size_t best = b;
+        std::size_t leader = b;
         for (std::size_t i = b + 1; i < e; ++i) {
-          if (before(at(i), at(best))) {
-            best = i;
+          if (before(at(i), at(leader))) {
+            leader = i;
           }
         }
-        return best;
+        return leader;
       },
       [&](std::size_t left, std::size_t right) {
         return before(at(right), at(left)) ? right : left;
       });
+  return index_at(first, best);
 }
 
 }  // namespace detail
@@ -42,30 +47,24 @@ std::size_t parallel_first_extreme(const parallel_policy& policy, It first, std:
 // when the range is empty.
 template <execution_policy Policy, std::random_access_iterator It, class Compare = std::less<>>
 It min_element(Policy&& policy, It first, It last, Compare comp = {}) {
-  const std::size_t n = detail::checked_length(first, last, "fjord::min_element");
   if constexpr (detail::is_sequenced_v<Policy>) {
+    detail::checked_length(first, last, "fjord::min_element");
     return std::min_element(first, last, comp);
   } else {
-    if (n == 0) {
-      return last;
-    }
     auto before = [&](const auto& a, const auto& b) -> bool { return comp(a, b); };
-    return detail::index_at(first, detail::parallel_first_extreme(policy, first, n, before));
+    return detail::parallel_first_extreme(policy, first, last, before, "fjord::min_element");
   }
 }
 
 // The first largest element under comp, or last when the range is empty.
 template <execution_policy Policy, std::random_access_iterator It, class Compare = std::less<>>
 It max_element(Policy&& policy, It first, It last, Compare comp = {}) {
-  const std::size_t n = detail::checked_length(first, last, "fjord::max_element");
   if constexpr (detail::is_sequenced_v<Policy>) {
+    detail::checked_length(first, last, "fjord::max_element");
     return std::max_element(first, last, comp);
   } else {
-    if (n == 0) {
-      return last;
-    }
     auto before = [&](const auto& a, const auto& b) -> bool { return comp(b, a); };
-    return detail::index_at(first, detail::parallel_first_extreme(policy, first, n, before));
+    return detail::parallel_first_extreme(policy, first, last, before, "fjord::max_element");
   }
 }
 

@@ -303,6 +303,21 @@ TEST(parallel_policy, builders_return_modified_copies) {
   static_assert(!fjord::is_execution_policy_v<int>);
 }
 
+TEST(parallel_policy, without_on_a_worker_uses_its_own_pool) {
+  fjord::pool& p = test_support::two_workers();
+  std::atomic<int> elsewhere{0};
+  p.invoke([&] {
+    std::vector<int> v(64);
+    fjord::for_each(fjord::par, v.begin(), v.end(), [&](int&) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));  // heavy: goes parallel
+      if (!p.owns_current_thread()) {
+        elsewhere.fetch_add(1);
+      }
+    });
+  });
+  EXPECT_EQ(elsewhere.load(), 0);
+}
+
 TEST(parallel_policy, on_runs_the_pieces_on_that_pool) {
   fjord::pool& p = test_support::one_worker();
   std::atomic<int> elsewhere{0};

@@ -92,32 +92,33 @@ struct channel_state : channel_base {
   }
 
   // The first half of a send that may wait: try it, and if it cannot be
-  // done now queue `w`. Returns full when w was queued: the caller then
-  // waits on w's parker. Once queued, the operation never touches the
+  // done now queue `w` (a null w: try_send, which never queues). Returns
+  // full when it could not send; with a w, the caller then waits on w's
+  // parker. Once queued, the operation never touches the
   // channel again (its waker hands everything over), so it needs no
   // reference of its own. T's move is required nothrow, so only the
   // buffer's growth can throw.
-  channel_status send_or_queue(T& v, channel_waiter& w) {
+  channel_status send_or_queue(T& v, channel_waiter* w) {
     wake_list woken;
     std::lock_guard guard(lock);
     channel_waiter* to_wake = nullptr;
     const channel_status s = try_send_locked(v, to_wake);
     woken.add(to_wake);
-    if (s == channel_status::full) {
-      queue_locked(senders, w, &v);
+    if (s == channel_status::full && w != nullptr) {
+      queue_locked(senders, *w, &v);
     }
     return s;
   }
 
   // The receive counterpart: returns empty when w was queued.
-  channel_status receive_or_queue(std::optional<T>& out, channel_waiter& w) noexcept {
+  channel_status receive_or_queue(std::optional<T>& out, channel_waiter* w) noexcept {
     wake_list woken;
     std::lock_guard guard(lock);
     channel_waiter* to_wake = nullptr;
     const channel_status s = try_receive_locked(out, to_wake);
     woken.add(to_wake);
-    if (s == channel_status::empty) {
-      queue_locked(receivers, w, &out);
+    if (s == channel_status::empty && w != nullptr) {
+      queue_locked(receivers, *w, &out);
     }
     return s;
   }

@@ -12,6 +12,7 @@
 
 #include "fjord/detail/config.hpp"
 #include "fjord/detail/cycle_clock.hpp"
+#include "fjord/detail/first_error.hpp"
 #include "fjord/detail/pool_entry.hpp"
 #include "fjord/execution.hpp"
 #include "fjord/join.hpp"
@@ -82,13 +83,16 @@ class chunked_scan {
     if (tiles_ == 0) {
       return init_;
     }
-    tile_ = std::make_unique<scan_tile<S>[]>(tiles_);
     if (tiles_ == 1) {
-      participate(true);
-    } else {
+      return apply_(0, n_, init_);  // one pass on the caller, no shared state
+    }
+    tile_ = std::make_unique<scan_tile<S>[]>(tiles_);
+    try {
       enter_pool(
           policy, [&](std::size_t workers) { spawn(std::min(workers, tiles_), true); },
           [&] { participate(true); });
+    } catch (...) {
+      errors_.rethrow();
     }
     return std::move(tile_[tiles_ - 1].inclusive);
   }
@@ -114,9 +118,10 @@ class chunked_scan {
       return;  // see scan_tiles_in_progress
     }
     for (;;) {
-      // Relaxed: `failed_` is a hint to stop early; the exception itself
-      // reaches the caller through join. Tickets need only be unique.
-      if (failed_.load(std::memory_order_relaxed)) {
+      // The first exception stops every participant at its next ticket and
+      // is the one the caller gets (first_error). Tickets need only be
+      // unique: relaxed.
+      if (errors_.failed()) {
         return;
       }
       const std::size_t t = next_.fetch_add(1, std::memory_order_relaxed);
@@ -124,11 +129,10 @@ class chunked_scan {
         return;
       }
       try {
-        if (!process(t)) {
+        if (!errors_.run([&] { return process(t); })) {
           return;
         }
       } catch (...) {
-        failed_.store(true, std::memory_order_relaxed);
         // A tile already published stays so (its value is valid; the throw
         // came from its output pass or a later tile it took over).
         if (tile_[t].state.load(std::memory_order_relaxed) != scan_tile<S>::prefix_ready) {
@@ -208,9 +212,9 @@ class chunked_scan {
   // deterministic), then its output is written here.
   void publish(std::size_t t) {
     tile_[t].state.store(scan_tile<S>::prefix_ready, std::memory_order_seq_cst);
-    for (std::size_t k = t + 1; k < tiles_ && !failed_.load(std::memory_order_relaxed) &&
-                                tile_[k].deferred.load(std::memory_order_seq_cst) &&
-                                tile_[k].deferred.exchange(false, std::memory_order_seq_cst);
+    for (std::size_t k = t + 1;
+         k < tiles_ && !errors_.failed() && tile_[k].deferred.load(std::memory_order_seq_cst) &&
+         tile_[k].deferred.exchange(false, std::memory_order_seq_cst);
          ++k) {
       const std::optional<S> exclusive = tile_[k - 1].inclusive;
       tile_[k].inclusive.emplace(combine_(*exclusive, S(*tile_[k].aggregate)));
@@ -249,7 +253,7 @@ class chunked_scan {
         since = cycle_clock::now();
         continue;
       }
-      if (state == scan_tile<S>::abandoned || failed_.load(std::memory_order_relaxed)) {
+      if (state == scan_tile<S>::abandoned || errors_.failed()) {
         return wait_result::failed;
       }
       // Tile j is held by a participant that is running, or preempted, or
@@ -274,7 +278,7 @@ class chunked_scan {
   Combine& combine_;
   std::unique_ptr<scan_tile<S>[]> tile_;
   alignas(false_sharing_range) std::atomic<std::size_t> next_{0};
-  std::atomic<bool> failed_{false};
+  first_error errors_;
 };
 
 // Elements per tile: the grain if given, else about 64 KiB of S (a tile is

@@ -13,13 +13,16 @@ class first_error {
  public:
   struct skipped {};
 
+  // True once a piece failed (relaxed: a hint to stop taking work).
+  bool failed() const noexcept { return failed_.load(std::memory_order_relaxed); }
+
   // Runs one piece: skipped once a piece failed, else f(), recording the
   // first exception.
   template <class F>
   decltype(auto) run(F&& f) {
     // Relaxed: a late skip costs a piece of work, never a wrong result;
     // error_ is published to the caller by the joins that end the call.
-    if (failed_.load(std::memory_order_relaxed)) {
+    if (failed()) {
       throw skipped{};
     }
     try {

@@ -43,10 +43,12 @@ std::size_t run_prefix(std::size_t n, Leaf& leaf) {
     if (elapsed >= prefix_budget) {
       break;
     }
-    // done <= n and the budget is 2^14, so the product cannot overflow for
-    // any n below 2^50.
+    // left < 2^14, so left * done fits 64 bits while done < 2^50; past
+    // that, divide first (the estimate loses nothing that matters).
+    const std::uint64_t left = prefix_budget - elapsed;
+    const std::uint64_t spent = std::max<std::uint64_t>(elapsed, 1);
     const std::uint64_t fits =
-        (prefix_budget - elapsed) * done / std::max<std::uint64_t>(elapsed, 1);
+        done < (std::uint64_t{1} << 50) ? left * done / spent : done / spent * left;
     const std::size_t block = std::clamp<std::size_t>(static_cast<std::size_t>(fits), 1, n - done);
     leaf(done, done + block);
     done += block;
@@ -124,6 +126,14 @@ T fixed_reduce(std::size_t b, std::size_t e, std::size_t grain, bool parallel, L
   return leaf(b, e);
 }
 
+// leaf, run through `errors` (skipped once a piece failed).
+template <class T, class Leaf>
+auto guard(first_error& errors, Leaf& leaf) {
+  return [&errors, &leaf](std::size_t b, std::size_t e) -> T {
+    return errors.run([&]() -> T { return leaf(b, e); });
+  };
+}
+
 // Calls leaf(b, e) over disjoint pieces covering [0, n), in parallel. Once
 // the caller's prefix ran, stopped() true skips the rest (find_if found a
 // match there). After an exception from a leaf, pieces not yet started are
@@ -146,7 +156,7 @@ void for_each_piece(const parallel_policy& policy, std::size_t n, Leaf&& leaf, S
     }
   }
   first_error errors;
-  auto guarded = [&](std::size_t b, std::size_t e) { errors.run([&] { leaf(b, e); }); };
+  auto guarded = guard<void>(errors, leaf);
   try {
     enter_pool(
         policy,
@@ -168,15 +178,13 @@ void for_each_piece(const parallel_policy& policy, std::size_t n, Leaf&& leaf, S
 // needs to be associative but not commutative. Exceptions as for_each_piece.
 template <class T, class Leaf, class Combine>
 T reduce_pieces(const parallel_policy& policy, std::size_t n, Leaf&& leaf, Combine&& combine) {
-  first_error errors;
-  auto guarded = [&](std::size_t b, std::size_t e) -> T {
-    return errors.run([&]() -> T { return leaf(b, e); });
-  };
   if (policy.is_deterministic() || policy.grain() != 0) {
     const std::size_t grain = policy.grain() != 0 ? policy.grain() : deterministic_leaf;
     if (n <= grain) {
       return leaf(std::size_t{0}, n);
     }
+    first_error errors;
+    auto guarded = guard<T>(errors, leaf);
     try {
       return enter_pool(
           policy, [&](std::size_t) { return fixed_reduce<T>(0, n, grain, true, guarded, combine); },
@@ -199,6 +207,8 @@ T reduce_pieces(const parallel_policy& policy, std::size_t n, Leaf&& leaf, Combi
   if (done == n) {
     return std::move(*prefix);
   }
+  first_error errors;  // made only once the pool is needed: the prefix is the hot path
+  auto guarded = guard<T>(errors, leaf);
   try {
     T rest = enter_pool(
         policy,

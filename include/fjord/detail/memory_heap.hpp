@@ -1,0 +1,118 @@
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "fjord/detail/config.hpp"
+#include "fjord/detail/memory_segment.hpp"
+#include "fjord/detail/size_classes.hpp"
+
+namespace fjord::detail {
+
+// One thread's heap in the scalable allocator: for every size class a list
+// of spans with blocks to hand out, and the segments those spans live in.
+// Only the owning thread allocates from it or frees into it directly;
+// every other thread frees through the span's thread_free stack (lock-free,
+// see deallocate_remote). Heaps are never destroyed: a thread that exits
+// abandons its heap, and the next thread that needs one adopts it whole,
+// segments, spans and all, so a segment's owner never changes and a remote
+// free may always read it. The protocol is argued in docs/allocator.md.
+class memory_heap {
+ public:
+  memory_heap() = default;
+  memory_heap(const memory_heap&) = delete;
+  memory_heap& operator=(const memory_heap&) = delete;
+
+  // Owner only. nullptr when the OS has no memory left.
+  FJORD_ALWAYS_INLINE void* allocate(unsigned size_class) noexcept {
+    span* s = available_[size_class];
+    if (s != nullptr && s->free != nullptr) [[likely]] {
+      free_block* b = s->free;
+      s->free = b->next;
+      ++s->used;
+      count(allocated_, s->block_size);
+      return b;
+    }
+    return allocate_slow(size_class);
+  }
+
+  // Owner only: p lies in span s of one of this heap's segments.
+  FJORD_ALWAYS_INLINE void deallocate_local(span* s, void* p) noexcept {
+    auto* b = static_cast<free_block*>(p);
+    b->next = s->free;
+    s->free = b;
+    count(freed_, s->block_size);
+    if (--s->used == 0 || s->state != span_state::available) [[unlikely]] {
+      after_local_free(s);
+    }
+  }
+
+  // Any thread but the owner's. Lock-free: one CAS, and one more push the
+  // first time a full span gets a block back. Returns true when the owner
+  // is abandoned and was not seen collecting afterwards: the caller must
+  // then call heap_registry's reclaim (see docs/allocator.md).
+  static bool deallocate_remote(memory_heap* owner, span* s, void* p) noexcept;
+
+  // Owner only: gives back to the OS every span with no block in use, the
+  // spare segment, and the free pages of live segments.
+  void release_unused() noexcept;
+
+  // Ownership changes, made by heap_registry under its lock.
+  void on_adopt() noexcept;    // by the new owner, after taking it
+  void on_abandon() noexcept;  // by the owner, before giving it up
+  // By a thread that holds an abandoned heap for a moment: processes the
+  // spans remote frees have handed back. Returns true if it did any.
+  bool collect_abandoned() noexcept;
+  [[nodiscard]] bool has_notified() const noexcept {
+    // seq_cst: the load half of the Dekker pair in docs/allocator.md.
+    return notified_.load(std::memory_order_seq_cst) != nullptr;
+  }
+
+  // Bytes handed out and not yet freed back to this heap.
+  [[nodiscard]] std::size_t bytes_in_use() const noexcept {
+    // Acquire, freed first: the owner stored every allocation a free
+    // undoes before the free itself, so the difference never goes below 0.
+    const std::size_t freed = freed_.load(std::memory_order_acquire);
+    return allocated_.load(std::memory_order_relaxed) - freed;
+  }
+
+  // heap_registry's fields, under its lock.
+  memory_heap* next_heap = nullptr;
+  memory_heap* next_abandoned = nullptr;
+  std::atomic<bool> abandoned{false};
+
+ private:
+  // Owner-written statistics: a load and a store, no read-modify-write.
+  // Release (a plain store on x86) for bytes_in_use's acquire.
+  static FJORD_ALWAYS_INLINE void count(std::atomic<std::size_t>& c, std::size_t n) noexcept {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_release);
+  }
+
+  void* allocate_slow(unsigned size_class) noexcept;
+  void after_local_free(span* s) noexcept;
+  void drain_notified() noexcept;
+  bool collect(span* s) noexcept;
+  void extend(span* s) noexcept;
+  bool try_mark_full(span* s) noexcept;
+  void make_available(span* s) noexcept;
+  void unlink(span* s) noexcept;
+  span* new_span(unsigned size_class) noexcept;
+  segment* new_segment() noexcept;
+  // Returns true if the span's segment went back to the OS with it.
+  bool retire(span* s, bool keep_segment) noexcept;
+  template <class F>
+  void for_each_span(F f) noexcept;
+
+  span* available_[size_class_count] = {};
+  segment* segments_ = nullptr;
+  segment* spare_ = nullptr;  // one empty segment, decommitted, kept for reuse
+  std::atomic<std::size_t> allocated_{0};
+  std::atomic<std::size_t> freed_{0};
+  // Full spans that got a block back from another thread (Treiber stack:
+  // many pushers, and one consumer that takes the whole stack at once, so
+  // there is no ABA).
+  std::atomic<span*> notified_{nullptr};
+};
+
+}  // namespace fjord::detail

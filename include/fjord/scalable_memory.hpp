@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstddef>
+
+namespace fjord {
+
+// fjord's scalable allocator, the functions beneath scalable_allocator<T>
+// and scalable_resource(). Each thread, worker or not, allocates from a
+// heap of its own without locks; a block may be freed by any thread (a
+// block freed by another thread goes back to its heap through one atomic
+// operation). Blocks up to 512 KiB come from size classes; larger ones get
+// a mapping of their own, returned to the OS when freed, and start at a
+// page boundary so that two large buffers never sit at different offsets
+// within a 4 KiB page. See docs/allocator.md.
+
+// At least `bytes` bytes aligned as operator new aligns (16 bytes); any
+// size, 0 included, gives a distinct block. Throws std::bad_alloc when the
+// OS has no memory or the size cannot be met.
+[[nodiscard]] void* scalable_allocate(std::size_t bytes);
+// The same, aligned to `alignment`, which must be a power of two: any other
+// value throws std::invalid_argument naming it.
+[[nodiscard]] void* scalable_allocate(std::size_t bytes, std::size_t alignment);
+
+// Frees a block from scalable_allocate, from any thread; nullptr is ignored.
+void scalable_deallocate(void* p) noexcept;
+
+// The bytes the block at p may use (at least what was asked for).
+[[nodiscard]] std::size_t scalable_usable_size(const void* p) noexcept;
+
+struct scalable_memory_stats {
+  // Usable bytes of the blocks in use. A block freed by another thread
+  // than the one that allocated it counts until that thread next needs a
+  // new span, calls scalable_memory_release(), or exits.
+  std::size_t bytes_in_use = 0;
+  // Bytes the allocator has mapped from the OS (segments and large blocks);
+  // pages given back with MADV_DONTNEED inside a kept mapping still count.
+  std::size_t bytes_mapped = 0;
+  // Heaps ever made. A heap outlives its thread and is reused by the next
+  // thread that allocates, so this is the peak number of allocating threads.
+  std::size_t heaps = 0;
+};
+
+[[nodiscard]] scalable_memory_stats scalable_memory_statistics() noexcept;
+
+// Gives back to the OS what the calling thread's heap holds but does not
+// use: spans with no live block, its spare segment, and the free pages of
+// its segments. A thread gives everything back on its own when it exits.
+void scalable_memory_release() noexcept;
+
+}  // namespace fjord

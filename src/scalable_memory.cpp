@@ -1,0 +1,199 @@
+#include "fjord/scalable_memory.hpp"
+
+#include <atomic>
+#include <bit>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "fjord/detail/config.hpp"
+#include "fjord/detail/heap_registry.hpp"
+#include "fjord/detail/memory_heap.hpp"
+#include "fjord/detail/os_memory.hpp"
+#include "fjord/scalable_memory_resource.hpp"
+
+namespace fjord {
+
+namespace {
+
+using detail::memory_heap;
+
+// The calling thread's heap. Trivially destructible, so reading it costs no
+// guard; heap_binding's destructor, registered when the thread first binds
+// a heap, abandons the heap at thread exit.
+thread_local memory_heap* thread_heap = nullptr;
+// Set once the binding has been destroyed: allocations made later in the
+// thread's exit (by other thread_local destructors) borrow a heap per call.
+thread_local bool thread_heap_gone = false;
+
+struct heap_binding {
+  heap_binding() = default;
+  heap_binding(const heap_binding&) = delete;
+  heap_binding& operator=(const heap_binding&) = delete;
+  ~heap_binding() {
+    memory_heap* h = thread_heap;
+    thread_heap = nullptr;
+    thread_heap_gone = true;
+    if (h != nullptr) {
+      detail::heap_registry::abandon(h);
+    }
+  }
+};
+thread_local heap_binding binding;
+
+// Usable bytes of the large blocks in use. Relaxed: a statistic.
+std::atomic<std::size_t> large_in_use{0};
+
+void* allocate_from(memory_heap* h, unsigned size_class) {
+  if (void* p = h->allocate(size_class); p != nullptr) {
+    return p;
+  }
+  throw std::bad_alloc();
+}
+
+void* allocate_small(std::size_t bytes) {
+  const unsigned size_class = detail::size_class_of(bytes);
+  if (memory_heap* h = thread_heap; h != nullptr) {
+    return allocate_from(h, size_class);
+  }
+  if (!thread_heap_gone) {
+    memory_heap* h = detail::heap_registry::acquire();
+    if (h == nullptr) {
+      throw std::bad_alloc();
+    }
+    (void)&binding;  // constructs it, so its destructor runs at thread exit
+    thread_heap = h;
+    return allocate_from(h, size_class);
+  }
+  // Past this thread's exit: borrow a heap for this one block.
+  memory_heap* h = detail::heap_registry::acquire();
+  if (h == nullptr) {
+    throw std::bad_alloc();
+  }
+  void* p = h->allocate(size_class);
+  detail::heap_registry::abandon(h);
+  if (p == nullptr) {
+    throw std::bad_alloc();
+  }
+  return p;
+}
+
+void* allocate_large(std::size_t bytes, std::size_t alignment) {
+  using detail::os_page_size;
+  using detail::segment_size;
+  // The block starts `offset` bytes into its mapping, on a page boundary.
+  // Its header is at the mapping's start, which is segment-aligned, so
+  // region_of finds it by masking; a block aligned to a segment or more
+  // would mask to itself, so its header sits one segment below it.
+  const std::size_t offset = alignment > os_page_size ? alignment : os_page_size;
+  const std::size_t map_alignment = alignment > segment_size ? alignment : segment_size;
+  constexpr std::size_t limit = std::size_t{1} << 62;
+  if (bytes > limit || offset > limit) {
+    throw std::bad_alloc();
+  }
+  const std::size_t body = (bytes + os_page_size - 1) & ~(os_page_size - 1);
+  const std::size_t mapped = offset + body;
+  char* base = static_cast<char*>(detail::os_map(mapped, map_alignment));
+  if (base == nullptr) {
+    throw std::bad_alloc();
+  }
+  char* block = base + offset;
+  void* header_at = alignment >= segment_size ? block - segment_size : base;
+  auto* header = new (header_at) detail::large_header();
+  header->kind = detail::region_kind::large;
+  header->base = base;
+  header->mapped = mapped;
+  header->usable = body;
+  large_in_use.fetch_add(body, std::memory_order_relaxed);
+  return block;
+}
+
+}  // namespace
+
+void* scalable_allocate(std::size_t bytes) {
+  if (bytes - 1 < detail::max_class_size) [[likely]] {  // 0 wraps round to the slow path
+    if (memory_heap* h = thread_heap; h != nullptr) [[likely]] {
+      return allocate_from(h, detail::size_class_of(bytes));
+    }
+    return allocate_small(bytes);
+  }
+  return bytes == 0 ? allocate_small(1) : allocate_large(bytes, detail::min_block_alignment);
+}
+
+void* scalable_allocate(std::size_t bytes, std::size_t alignment) {
+  if (!std::has_single_bit(alignment)) {
+    throw std::invalid_argument("fjord::scalable_allocate: alignment " + std::to_string(alignment) +
+                                " is not a power of two");
+  }
+  if (alignment <= detail::min_block_alignment) {
+    return scalable_allocate(bytes);
+  }
+  // A span starts on a 64 KiB boundary and a power-of-two class is aligned
+  // to its size within its span, so a class that is a multiple of the
+  // alignment gives an aligned block.
+  std::size_t size = bytes < alignment ? alignment : bytes;
+  if (alignment <= detail::segment_page_size && size <= detail::max_class_size) {
+    if (detail::class_block_size(detail::size_class_of(size)) % alignment != 0) {
+      size = std::bit_ceil(size);
+    }
+    if (size <= detail::max_class_size) {
+      return allocate_small(size);
+    }
+  }
+  return allocate_large(bytes == 0 ? 1 : bytes, alignment);
+}
+
+void scalable_deallocate(void* p) noexcept {
+  if (p == nullptr) {
+    return;
+  }
+  detail::region_header* region = detail::region_of(p);
+  if (region->kind == detail::region_kind::segment) [[likely]] {
+    auto* seg = static_cast<detail::segment*>(region);
+    detail::span* s = detail::span_of(seg, p);
+    if (seg->owner == thread_heap) [[likely]] {
+      seg->owner->deallocate_local(s, p);
+    } else if (memory_heap::deallocate_remote(seg->owner, s, p)) {
+      detail::heap_registry::reclaim(seg->owner);
+    }
+    return;
+  }
+  auto* header = static_cast<detail::large_header*>(region);
+  large_in_use.fetch_sub(header->usable, std::memory_order_relaxed);
+  detail::os_unmap(header->base, header->mapped);
+}
+
+std::size_t scalable_usable_size(const void* p) noexcept {
+  if (p == nullptr) {
+    return 0;
+  }
+  detail::region_header* region = detail::region_of(p);
+  if (region->kind == detail::region_kind::segment) {
+    auto* seg = static_cast<detail::segment*>(region);
+    return detail::span_of(seg, p)->block_size;
+  }
+  return static_cast<detail::large_header*>(region)->usable;
+}
+
+scalable_memory_stats scalable_memory_statistics() noexcept {
+  scalable_memory_stats stats;
+  stats.bytes_in_use =
+      detail::heap_registry::bytes_in_use() + large_in_use.load(std::memory_order_relaxed);
+  stats.bytes_mapped = detail::os_mapped_bytes();
+  stats.heaps = detail::heap_registry::heap_count();
+  return stats;
+}
+
+void scalable_memory_release() noexcept {
+  if (memory_heap* h = thread_heap; h != nullptr) {
+    h->release_unused();
+  }
+}
+
+std::pmr::memory_resource* scalable_resource() noexcept {
+  // Never destroyed: containers in static storage may free into it late.
+  static auto* const resource = new scalable_memory_resource();
+  return resource;
+}
+
+}  // namespace fjord

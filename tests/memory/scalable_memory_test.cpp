@@ -1,0 +1,368 @@
+#include "fjord/scalable_memory.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <new>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "fjord/detail/size_classes.hpp"
+
+namespace {
+
+using fjord::scalable_allocate;
+using fjord::scalable_deallocate;
+using fjord::scalable_memory_statistics;
+using fjord::scalable_usable_size;
+
+std::size_t in_use() {
+  return scalable_memory_statistics().bytes_in_use;
+}
+std::size_t mapped() {
+  return scalable_memory_statistics().bytes_mapped;
+}
+
+TEST(size_classes, every_size_gets_the_smallest_class_that_holds_it) {
+  using fjord::detail::class_block_size;
+  using fjord::detail::size_class_of;
+  for (std::size_t n = 1; n <= fjord::detail::max_class_size; ++n) {
+    const unsigned c = size_class_of(n);
+    ASSERT_LT(c, fjord::detail::size_class_count) << n;
+    ASSERT_GE(class_block_size(c), n) << n;
+    if (c > 0) {
+      ASSERT_LT(class_block_size(c - 1), n) << n;
+    }
+  }
+  EXPECT_EQ(size_class_of(fjord::detail::max_class_size), fjord::detail::size_class_count - 1);
+}
+
+TEST(size_classes, powers_of_two_are_classes_and_big_classes_are_whole_pages) {
+  using fjord::detail::class_block_size;
+  using fjord::detail::size_class_of;
+  for (std::size_t p = 16; p <= fjord::detail::max_class_size; p *= 2) {
+    EXPECT_EQ(class_block_size(size_class_of(p)), p);
+  }
+  for (unsigned c = 0; c < fjord::detail::size_class_count; ++c) {
+    EXPECT_EQ(class_block_size(c) % 16, 0u);
+    if (class_block_size(c) >= 32 * 1024) {
+      EXPECT_EQ(class_block_size(c) % 4096, 0u) << class_block_size(c);
+    }
+  }
+}
+
+TEST(scalable_memory, blocks_are_distinct_aligned_and_hold_what_was_asked) {
+  std::vector<std::pair<char*, std::size_t>> blocks;
+  for (std::size_t n = 0; n <= 3 * fjord::detail::max_class_size; n = n * 5 / 4 + 1) {
+    auto* p = static_cast<char*>(scalable_allocate(n));
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % 16, 0u) << n;
+    ASSERT_GE(scalable_usable_size(p), n);
+    std::memset(p, static_cast<int>(n & 0xFF), std::max<std::size_t>(n, 1));
+    blocks.emplace_back(p, scalable_usable_size(p));
+  }
+  auto sorted = blocks;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 1; i < sorted.size(); ++i) {
+    EXPECT_LE(sorted[i - 1].first + sorted[i - 1].second, sorted[i].first);
+  }
+  for (auto [p, size] : blocks) {
+    scalable_deallocate(p);
+  }
+}
+
+TEST(scalable_memory, honours_every_power_of_two_alignment) {
+  for (std::size_t a = 1; a <= (std::size_t{16} << 20); a *= 2) {
+    for (std::size_t n : {0UL, 1UL, 24UL, 100UL, 5000UL, 70000UL, 600000UL}) {
+      auto* p = static_cast<char*>(scalable_allocate(n, a));
+      ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % a, 0u) << "size " << n << " alignment " << a;
+      ASSERT_GE(scalable_usable_size(p), n);
+      std::memset(p, 0x5A, std::max<std::size_t>(n, 1));
+      scalable_deallocate(p);
+    }
+  }
+}
+
+TEST(scalable_memory, an_alignment_that_is_no_power_of_two_is_named_in_the_error) {
+  try {
+    (void)scalable_allocate(64, 24);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("alignment 24"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)scalable_allocate(64, 0), std::invalid_argument);
+}
+
+TEST(scalable_memory, a_size_the_os_cannot_meet_throws_bad_alloc) {
+  EXPECT_THROW((void)scalable_allocate(std::numeric_limits<std::size_t>::max()), std::bad_alloc);
+  EXPECT_THROW((void)scalable_allocate(std::size_t{1} << 61), std::bad_alloc);
+  EXPECT_THROW((void)scalable_allocate(std::numeric_limits<std::size_t>::max() - 4095, 8192),
+               std::bad_alloc);
+}
+
+TEST(scalable_memory, null_is_ignored) {
+  scalable_deallocate(nullptr);
+  EXPECT_EQ(scalable_usable_size(nullptr), 0u);
+}
+
+TEST(scalable_memory, large_blocks_start_on_a_page_and_go_back_to_the_os) {
+  const std::size_t before = mapped();
+  std::vector<char*> blocks;
+  for (std::size_t n :
+       {std::size_t{600} << 10, std::size_t{12} << 20, (std::size_t{12} << 20) + 4}) {
+    auto* p = static_cast<char*>(scalable_allocate(n));
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 4096, 0u);
+    std::memset(p, 1, n);
+    blocks.push_back(p);
+  }
+  EXPECT_GE(mapped(), before + (std::size_t{24} << 20));
+  for (char* p : blocks) {
+    scalable_deallocate(p);
+  }
+  EXPECT_EQ(mapped(), before);
+}
+
+TEST(scalable_memory, statistics_count_the_usable_bytes_in_use) {
+  const std::size_t before = in_use();
+  std::vector<void*> blocks;
+  for (int i = 0; i < 1000; ++i) {
+    blocks.push_back(scalable_allocate(100));
+  }
+  void* large = scalable_allocate(std::size_t{1} << 20);
+  EXPECT_EQ(in_use(), before + 1000 * scalable_usable_size(blocks[0]) + (std::size_t{1} << 20));
+  EXPECT_EQ(scalable_usable_size(blocks[0]), 112u);
+  for (void* p : blocks) {
+    scalable_deallocate(p);
+  }
+  scalable_deallocate(large);
+  EXPECT_EQ(in_use(), before);
+  EXPECT_GE(scalable_memory_statistics().heaps, 1u);
+}
+
+TEST(scalable_memory, blocks_freed_by_another_thread_come_back_to_their_heap) {
+  const std::size_t before_use = in_use();
+  std::vector<void*> blocks;
+  for (int i = 0; i < 100000; ++i) {
+    blocks.push_back(scalable_allocate(48));
+  }
+  std::thread([&] {
+    for (void* p : blocks) {
+      scalable_deallocate(p);
+    }
+  }).join();
+  // The owner hands out the same memory again.
+  std::vector<void*> again;
+  for (int i = 0; i < 100000; ++i) {
+    again.push_back(scalable_allocate(48));
+  }
+  std::sort(blocks.begin(), blocks.end());
+  std::size_t reused = 0;
+  for (void* p : again) {
+    reused += std::binary_search(blocks.begin(), blocks.end(), p) ? 1 : 0;
+  }
+  EXPECT_GT(reused, 95000u);
+  std::thread([&] {
+    for (void* p : again) {
+      scalable_deallocate(p);
+    }
+  }).join();
+  // Remote frees count as in use until the owner takes them back.
+  EXPECT_GT(in_use(), before_use);
+  fjord::scalable_memory_release();
+  EXPECT_EQ(in_use(), before_use);
+}
+
+TEST(scalable_memory, release_gives_a_burst_back_to_the_os) {
+  fjord::scalable_memory_release();
+  const std::size_t before = mapped();
+  std::vector<void*> blocks;
+  for (int i = 0; i < 200000; ++i) {
+    blocks.push_back(scalable_allocate(static_cast<std::size_t>(16 + i % 2000)));
+  }
+  EXPECT_GT(mapped(), before + (std::size_t{64} << 20));
+  for (void* p : blocks) {
+    scalable_deallocate(p);
+  }
+  fjord::scalable_memory_release();
+  EXPECT_LE(mapped(), before + (std::size_t{8} << 20));
+}
+
+TEST(scalable_memory, memory_of_an_exited_thread_goes_back_when_its_blocks_are_freed) {
+  void* mine = scalable_allocate(8);  // this thread has a heap of its own
+  const std::size_t before_mapped = mapped();
+  const std::size_t before_use = in_use();
+  std::vector<void*> blocks;
+  std::thread([&] {
+    for (int i = 0; i < 50000; ++i) {
+      blocks.push_back(scalable_allocate(static_cast<std::size_t>(64 + i % 900)));
+    }
+  }).join();
+  EXPECT_GT(mapped(), before_mapped + (std::size_t{8} << 20));
+  for (void* p : blocks) {
+    scalable_deallocate(p);
+  }
+  EXPECT_EQ(in_use(), before_use);
+  EXPECT_EQ(mapped(), before_mapped);
+  scalable_deallocate(mine);
+}
+
+TEST(scalable_memory, threads_that_come_one_after_another_share_one_heap) {
+  std::thread([] { scalable_deallocate(scalable_allocate(8)); }).join();
+  const std::size_t heaps = scalable_memory_statistics().heaps;
+  for (int i = 0; i < 20; ++i) {
+    std::thread([] { scalable_deallocate(scalable_allocate(8)); }).join();
+  }
+  EXPECT_EQ(scalable_memory_statistics().heaps, heaps);
+}
+
+// Many threads allocate blocks of random sizes, stamp them, and pass them
+// through shared slots to be freed by whichever thread comes next: every
+// block is checked intact and freed exactly once, and when all have exited
+// the allocator holds no byte and no mapping more than before.
+TEST(scalable_memory, stress_allocate_here_free_there_exactly_once) {
+  constexpr int threads = 6;
+  constexpr int per_thread = 40000;
+  constexpr std::size_t slots = 64;
+  struct stamp {
+    std::uint64_t serial;
+    std::uint64_t size;
+  };
+  struct slot {
+    std::mutex lock;
+    std::vector<char*> blocks;
+  };
+  std::vector<slot> shared(slots);
+  std::vector<std::atomic<int>> freed(static_cast<std::size_t>(threads) * per_thread);
+  std::thread([] { scalable_deallocate(scalable_allocate(8)); }).join();
+  const std::size_t before_use = in_use();
+  const std::size_t before_mapped = mapped();
+
+  auto free_checked = [&](char* p) {
+    stamp s{};
+    std::memcpy(&s, p, sizeof s);
+    for (std::size_t i = sizeof s; i < s.size; ++i) {
+      if (p[i] != static_cast<char>(s.serial + i)) {
+        ADD_FAILURE() << "block " << s.serial << " overwritten at " << i;
+        break;
+      }
+    }
+    freed[s.serial].fetch_add(1, std::memory_order_relaxed);
+    scalable_deallocate(p);
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      std::mt19937_64 rng(static_cast<std::uint64_t>(t) * 7919);
+      for (int i = 0; i < per_thread; ++i) {
+        const std::uint64_t serial = static_cast<std::uint64_t>(t) * per_thread + i;
+        const int kind = static_cast<int>(rng() % 1000);
+        const std::size_t size = kind == 0   ? 600000 + rng() % 100000
+                                 : kind < 50 ? 1024 + rng() % 60000
+                                             : sizeof(stamp) + rng() % 300;
+        auto* p = static_cast<char*>(scalable_allocate(size));
+        const stamp s{serial, size};
+        std::memcpy(p, &s, sizeof s);
+        for (std::size_t b = sizeof s; b < size; ++b) {
+          p[b] = static_cast<char>(serial + b);
+        }
+        slot& sl = shared[rng() % slots];
+        std::vector<char*> mine;
+        {
+          const std::lock_guard guard(sl.lock);
+          sl.blocks.push_back(p);
+          if (sl.blocks.size() > 8 || rng() % 3 == 0) {
+            mine.swap(sl.blocks);
+          }
+        }
+        for (char* q : mine) {
+          free_checked(q);
+        }
+      }
+    });
+  }
+  for (auto& th : pool) {
+    th.join();
+  }
+  for (slot& sl : shared) {
+    for (char* q : sl.blocks) {
+      free_checked(q);
+    }
+  }
+  for (std::size_t i = 0; i < freed.size(); ++i) {
+    ASSERT_EQ(freed[i].load(), 1) << "block " << i;
+  }
+  EXPECT_EQ(in_use(), before_use);
+  EXPECT_EQ(mapped(), before_mapped);
+}
+
+// A thread_local made before the thread's first allocation is destroyed
+// after the allocator has let go of the thread's heap.
+std::atomic<void*> block_made_at_exit{nullptr};
+
+struct allocates_at_exit {
+  allocates_at_exit() = default;
+  allocates_at_exit(const allocates_at_exit&) = delete;
+  allocates_at_exit& operator=(const allocates_at_exit&) = delete;
+  ~allocates_at_exit() {
+    void* p = scalable_allocate(40);
+    std::memset(p, 7, 40);
+    block_made_at_exit = scalable_allocate(2000);
+    scalable_deallocate(p);
+  }
+};
+
+TEST(scalable_memory, allocates_and_frees_during_thread_exit) {
+  std::thread([] { scalable_deallocate(scalable_allocate(8)); }).join();
+  const std::size_t before = in_use();
+  std::thread([] {
+    thread_local allocates_at_exit at_exit;
+    (void)&at_exit;
+    scalable_deallocate(scalable_allocate(100));
+  }).join();
+  void* late = block_made_at_exit.load();
+  ASSERT_NE(late, nullptr);
+  EXPECT_EQ(in_use(), before + 2048);
+  scalable_deallocate(late);
+  EXPECT_EQ(in_use(), before);
+}
+
+TEST(scalable_memory, a_forked_child_allocates_while_the_parent_has_threads) {
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    while (!stop.load()) {
+      scalable_deallocate(scalable_allocate(64));
+      scalable_deallocate(scalable_allocate(1 << 20));
+    }
+  });
+  for (int round = 0; round < 20; ++round) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::vector<void*> v;
+      for (int i = 0; i < 10000; ++i) {
+        v.push_back(scalable_allocate(static_cast<std::size_t>(i % 700)));
+      }
+      for (void* p : v) {
+        scalable_deallocate(p);
+      }
+      ::_exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  stop = true;
+  busy.join();
+}
+
+}  // namespace

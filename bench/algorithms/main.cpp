@@ -6,6 +6,7 @@
 // bench_algorithms --bench NAME --impl seq|std-par|onetbb|fjord --threads N --size K
 //   rmsd, rmsd_tbbsa       time of one rmsd() call, ms (buffers: std::allocator
 //                          or tbb::scalable_allocator, as the seed's RMSD / SA_RMSD)
+//   rmsd_fjordsa           the same with fjord::scalable_allocator buffers
 //   norm2                  sqrt of the sum of squares (a correct reduction), ms
 //   generate_randoms       the seed's for_each over indices with a thread_local engine, ms
 //   sort_ints              10^7 random 64-bit integers, ms
@@ -29,6 +30,7 @@
 #include "fjord/for_each.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/reduce.hpp"
+#include "fjord/scalable_allocator.hpp"
 #include "fjord/scan.hpp"
 #include "fjord/sort.hpp"
 
@@ -386,6 +388,8 @@ int main(int argc, char** argv) {
   } else if (name == "rmsd_tbbsa") {
     run_rmsd<std::vector<float, tbb::scalable_allocator<float>>>(a, "rmsd_tbbsa");
 #endif
+  } else if (name == "rmsd_fjordsa") {
+    run_rmsd<std::vector<float, fjord::scalable_allocator<float>>>(a, "rmsd_fjordsa");
   } else if (name == "norm2") {
     run_norm2(a);
   } else if (name == "generate_randoms") {

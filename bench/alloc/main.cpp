@@ -7,14 +7,16 @@
 //                       push_backs and a std::map<int, int> of 8..23 nodes with
 //                       the allocator under test; ms a round
 //   producer_consumer   one thread allocates K blocks of 16..511 bytes and
-//                       hands them through a ring to another that frees them; ms
+//                       hands them through a ring to another that frees them
+//                       (the two pinned to CPUs 0 and 1); ms
 // Besides the harness's figures it reports the resident set before the
 // first round and after the last (everything freed), in KiB.
 //
 // mimalloc and jemalloc replace malloc for the whole process when linked,
 // so they come from their own binaries (bench_alloc_mimalloc and
-// bench_alloc_jemalloc, this file built with BENCH_MALLOC set), where
-// std::allocator is the allocator under test.
+// bench_alloc_jemalloc, this file built with BENCH_MALLOC set), where the
+// allocator under test is mimalloc's mi_stl_allocator, and std::allocator
+// over jemalloc's malloc.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -29,6 +31,9 @@
 #include <thread>
 #include <vector>
 
+#include <pthread.h>
+#include <sched.h>
+
 #include "common/harness.hpp"
 #include "fjord/execution.hpp"
 #include "fjord/parallel_for.hpp"
@@ -37,6 +42,9 @@
 
 #ifdef BENCH_HAVE_TBB
 #include <tbb/scalable_allocator.h>
+#endif
+#ifdef BENCH_HAVE_MIMALLOC_API
+#include <mimalloc.h>
 #endif
 
 namespace {
@@ -132,12 +140,25 @@ class block_ring {
   std::size_t head_cache_ = 0;
 };
 
+// Each side of the producer/consumer pair on a CPU of its own, so that the
+// figure is the allocator's and not where the scheduler put two threads.
+void pin_to_cpu(int cpu) {
+  if (std::thread::hardware_concurrency() < 2) {
+    return;
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
 template <template <class> class Alloc>
 double run_producer_consumer_round(long n) {
   block_ring ring;
   long long checksum = 0;
   const auto start = bench::clock::now();
   std::thread consumer([&] {
+    pin_to_cpu(1);
     Alloc<char> a;
     long long sum = 0;
     for (long got = 0; got < n;) {
@@ -155,6 +176,7 @@ double run_producer_consumer_round(long n) {
     checksum = sum;
   });
   std::thread producer([&] {
+    pin_to_cpu(0);
     Alloc<char> a;
     for (long i = 0; i < n; ++i) {
       const auto size = static_cast<std::uint32_t>(16 + (i * 37) % 496);
@@ -222,6 +244,14 @@ using std_alloc = std::allocator<T>;
 template <class T>
 using tbb_alloc = tbb::scalable_allocator<T>;
 #endif
+#ifdef BENCH_HAVE_MIMALLOC_API
+// mimalloc's own STL allocator: mi_malloc and mi_free without operator new.
+template <class T>
+using malloc_peer_alloc = mi_stl_allocator<T>;
+#else
+template <class T>
+using malloc_peer_alloc = std::allocator<T>;
+#endif
 
 }  // namespace
 
@@ -235,7 +265,7 @@ int main(int argc, char** argv) {
   const bench::args a = bench::args::parse(argc - 2, argv + 2);
 #ifdef BENCH_MALLOC
   if (a.impl == BENCH_MALLOC) {
-    run<std_alloc>(name, a);
+    run<malloc_peer_alloc>(name, a);
     return 0;
   }
 #else

@@ -34,7 +34,9 @@ std::size_t find_free_run(std::uint64_t free_pages, std::size_t count) noexcept 
 }
 
 segment* segment_of(span* s) noexcept {
-  return reinterpret_cast<segment*>(reinterpret_cast<std::uintptr_t>(s) & ~(segment_size - 1));
+  // Descriptors live in their segment's header page.
+  const std::uintptr_t offset = reinterpret_cast<std::uintptr_t>(s) & (segment_size - 1);
+  return reinterpret_cast<segment*>(reinterpret_cast<char*>(s) - offset);
 }
 
 void reset_page(segment* seg, std::size_t i) noexcept {
@@ -51,7 +53,7 @@ void reset_page(segment* seg, std::size_t i) noexcept {
   p.next = nullptr;
   p.prev = nullptr;
   p.start = nullptr;
-  p.thread_free.store(0, std::memory_order_relaxed);
+  p.thread_free.store(nullptr, std::memory_order_relaxed);
   p.next_notified = nullptr;
 }
 
@@ -59,20 +61,19 @@ void reset_page(segment* seg, std::size_t i) noexcept {
 
 bool memory_heap::deallocate_remote(memory_heap* owner, span* s, void* p) noexcept {
   auto* b = static_cast<free_block*>(p);
-  std::uintptr_t old = s->thread_free.load(std::memory_order_relaxed);
+  free_block* const flag = span::notify_full();
+  free_block* old = s->thread_free.load(std::memory_order_relaxed);
   do {
-    b->next = reinterpret_cast<free_block*>(old & ~span::notify_bit);
+    b->next = old == flag ? nullptr : old;
     // Release: the owner takes the stack with an acquire exchange (collect)
     // and so sees this link. Acquire: if we read the flag, we read it from
-    // the owner's release CAS that set it (try_mark_full), which the
-    // owner made after draining the span's previous push: so the previous
-    // pusher's write of next_notified happens before ours. The new head has
-    // the flag clear: whoever clears it hands the span back, and that is
-    // us if it was set.
-  } while (!s->thread_free.compare_exchange_weak(old, reinterpret_cast<std::uintptr_t>(b),
-                                                 std::memory_order_acq_rel,
+    // the owner's release CAS that set it (try_mark_full), which the owner
+    // made after draining the span's previous push: so the previous
+    // pusher's write of next_notified happens before ours. Whoever replaces
+    // the flag hands the span back, and that is us if we saw it.
+  } while (!s->thread_free.compare_exchange_weak(old, b, std::memory_order_acq_rel,
                                                  std::memory_order_relaxed));
-  if ((old & span::notify_bit) == 0) {
+  if (old != flag) {
     // The span was not full, or another free already handed it back. The
     // span may be retired the moment the CAS lands: touch it no more.
     return false;
@@ -101,12 +102,12 @@ void memory_heap::drain_notified() noexcept {
 }
 
 bool memory_heap::collect(span* s) noexcept {
-  if (s->thread_free.load(std::memory_order_relaxed) == 0) {
+  if (s->thread_free.load(std::memory_order_relaxed) == nullptr) {
     return false;
   }
   // Acquire: pairs with the remote frees' release CAS, for their links.
-  // Only called on a span whose flag is clear, so the word is a pointer.
-  auto* head = reinterpret_cast<free_block*>(s->thread_free.exchange(0, std::memory_order_acquire));
+  // Only called on a span that is not flagged, so the word is a stack.
+  free_block* head = s->thread_free.exchange(nullptr, std::memory_order_acquire);
   std::uint32_t n = 1;
   free_block* tail = head;
   while (tail->next != nullptr) {
@@ -163,11 +164,11 @@ void memory_heap::make_available(span* s) noexcept {
 }
 
 bool memory_heap::try_mark_full(span* s) noexcept {
-  std::uintptr_t expected = 0;
-  // Release: the free that clears the flag acquires it, and so writes the
+  free_block* expected = nullptr;
+  // Release: the free that replaces the flag acquires it, and so writes the
   // span's next_notified after our drain read it (see deallocate_remote).
-  if (s->thread_free.compare_exchange_strong(expected, span::notify_bit, std::memory_order_release,
-                                             std::memory_order_relaxed)) {
+  if (s->thread_free.compare_exchange_strong(
+          expected, span::notify_full(), std::memory_order_release, std::memory_order_relaxed)) {
     if (s->state == span_state::available) {
       unlink(s);
     }
@@ -209,11 +210,11 @@ void* memory_heap::allocate_slow(unsigned size_class) noexcept {
 
 void memory_heap::after_local_free(span* s) noexcept {
   if (s->state == span_state::full) {
-    std::uintptr_t expected = span::notify_bit;
+    free_block* expected = span::notify_full();
     // Relaxed: taking the flag back publishes nothing. If the CAS fails, a remote free has
-    // cleared the flag and is handing the span back through notified_:
+    // replaced the flag and is handing the span back through notified_:
     // the span must wait for that, or it would be listed twice.
-    if (!s->thread_free.compare_exchange_strong(expected, 0, std::memory_order_relaxed,
+    if (!s->thread_free.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed,
                                                 std::memory_order_relaxed)) {
       return;
     }
@@ -282,7 +283,7 @@ span* memory_heap::new_span(unsigned size_class) noexcept {
   s.size_class = static_cast<std::uint16_t>(size_class);
   s.page_count = static_cast<std::uint8_t>(pages);
   s.start = reinterpret_cast<char*>(seg) + first * segment_page_size;
-  s.thread_free.store(0, std::memory_order_relaxed);
+  s.thread_free.store(nullptr, std::memory_order_relaxed);
   for (std::size_t i = first; i < first + pages; ++i) {
     seg->spans[i].lead = static_cast<std::uint8_t>(first);
   }
@@ -400,11 +401,11 @@ void memory_heap::on_abandon() noexcept {
 
 void memory_heap::on_adopt() noexcept {
   for_each_span([this](span* s) {
-    std::uintptr_t expected = span::notify_bit;
-    // A failed CAS means a remote free cleared the flag: the span is on,
+    free_block* expected = span::notify_full();
+    // A failed CAS means a remote free replaced the flag: the span is on,
     // or about to be on, the notified stack, and comes back from there.
     if (s->state == span_state::full &&
-        s->thread_free.compare_exchange_strong(expected, 0, std::memory_order_relaxed,
+        s->thread_free.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed,
                                                std::memory_order_relaxed)) {
       make_available(s);
     }

@@ -39,17 +39,18 @@ void* os_map(std::size_t size, std::size_t alignment) noexcept {
   if (raw == MAP_FAILED) {
     return nullptr;
   }
-  const auto begin = reinterpret_cast<std::uintptr_t>(raw);
-  const std::uintptr_t aligned = (begin + alignment - 1) & ~(std::uintptr_t{alignment} - 1);
+  char* const begin = static_cast<char*>(raw);
+  const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(raw) & (alignment - 1);
+  char* const aligned = misalignment == 0 ? begin : begin + (alignment - misalignment);
   if (aligned != begin) {
-    ::munmap(raw, aligned - begin);
+    ::munmap(begin, static_cast<std::size_t>(aligned - begin));
   }
-  const std::uintptr_t end = begin + padded;
+  char* const end = begin + padded;
   if (end != aligned + size) {
-    ::munmap(reinterpret_cast<void*>(aligned + size), end - (aligned + size));
+    ::munmap(aligned + size, static_cast<std::size_t>(end - (aligned + size)));
   }
   mapped_bytes.fetch_add(size, std::memory_order_relaxed);
-  return reinterpret_cast<void*>(aligned);
+  return aligned;
 #endif
 }
 

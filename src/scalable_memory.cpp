@@ -167,7 +167,8 @@ std::size_t scalable_usable_size(const void* p) noexcept {
   if (p == nullptr) {
     return 0;
   }
-  detail::region_header* region = detail::region_of(p);
+  // Only read through: the const_cast spares region_of a second overload.
+  detail::region_header* region = detail::region_of(const_cast<void*>(p));
   if (region->kind == detail::region_kind::segment) {
     auto* seg = static_cast<detail::segment*>(region);
     return detail::span_of(seg, p)->block_size;
@@ -192,7 +193,8 @@ void scalable_memory_release() noexcept {
 
 std::pmr::memory_resource* scalable_resource() noexcept {
   // Never destroyed: containers in static storage may free into it late.
-  static auto* const resource = new scalable_memory_resource();
+  alignas(scalable_memory_resource) static unsigned char storage[sizeof(scalable_memory_resource)];
+  static auto* const resource = new (storage) scalable_memory_resource();
   return resource;
 }
 

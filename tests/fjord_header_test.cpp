@@ -29,6 +29,13 @@ TEST(fjord_header, one_include_gives_the_whole_api) {
   EXPECT_EQ(fjord::block_in_place([] { return 5; }), 5);
 }
 
+TEST(fjord_header, the_allocator_comes_with_it) {
+  std::vector<int, fjord::scalable_allocator<int>> v{1, 2, 3};
+  std::pmr::vector<int> w({4, 5}, fjord::scalable_resource());
+  EXPECT_EQ(v[2] + w[1], 8);
+  EXPECT_GT(fjord::scalable_memory_statistics().bytes_in_use, 0u);
+}
+
 // Instantiates every algorithm once, so clang-tidy reads their bodies.
 TEST(fjord_header, every_algorithm_instantiates) {
   std::vector<int> v{5, 3, 9, 1, 7};

@@ -46,15 +46,20 @@ struct span {
   span* next = nullptr;  // the heap's list for the class
   span* prev = nullptr;
   char* start = nullptr;  // the first block
-  // Blocks freed by threads other than the owner: a Treiber stack whose
-  // bit 0 is the "notify me" flag of a full span (see notify_bit).
-  std::atomic<std::uintptr_t> thread_free{0};
+  // Blocks freed by threads other than the owner: a Treiber stack, or
+  // notify_full() when the span is full and its owner asked to be told.
+  std::atomic<free_block*> thread_free{nullptr};
   span* next_notified = nullptr;  // link in the owner's notified stack
 
-  // Set by the owner when the span becomes full: the next remote free
-  // clears it and pushes the span onto the owner's notified stack, so a
-  // full span comes back to its owner without the owner ever scanning.
-  static constexpr std::uintptr_t notify_bit = 1;
+  // The value of thread_free set by the owner when the span becomes full
+  // (the stack is empty then): the next remote free replaces it and pushes
+  // the span onto the owner's notified stack, so a full span comes back to
+  // its owner without the owner ever scanning for it. An address no block
+  // can have.
+  static free_block* notify_full() noexcept {
+    static free_block sentinel{};
+    return &sentinel;
+  }
 };
 
 // Both a segment's header and a large block's header start with their kind.
@@ -81,15 +86,13 @@ struct large_header : region_header {
 
 inline constexpr std::uint64_t all_span_pages = ~std::uint64_t{1};  // page 0 is the header
 
-inline region_header* region_of(const void* p) noexcept {
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
+inline region_header* region_of(void* p) noexcept {
+  const std::uintptr_t offset = reinterpret_cast<std::uintptr_t>(p) & (segment_size - 1);
   // A segment-aligned block is a large block aligned to 4 MiB or more; its
   // header sits one segment below it (no small block is segment-aligned,
   // since page 0 of a segment is its header).
-  if ((a & (segment_size - 1)) == 0) {
-    return reinterpret_cast<region_header*>(a - segment_size);
-  }
-  return reinterpret_cast<region_header*>(a & ~(segment_size - 1));
+  char* header = static_cast<char*>(p) - (offset == 0 ? segment_size : offset);
+  return reinterpret_cast<region_header*>(header);
 }
 
 inline span* span_of(segment* s, const void* p) noexcept {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <list>
 #include <map>
@@ -18,6 +19,31 @@
 #include "fjord/scalable_memory_resource.hpp"
 
 namespace {
+
+// Constructed before any test runs and destroyed after main returns, when
+// the main thread's heap has been given up: its destructor frees into the
+// resource on the path every late free takes.
+struct frees_during_static_destruction {
+  frees_during_static_destruction() = default;
+  frees_during_static_destruction(const frees_during_static_destruction&) = delete;
+  frees_during_static_destruction& operator=(const frees_during_static_destruction&) = delete;
+  ~frees_during_static_destruction() {
+    for (void* p : blocks) {
+      fjord::scalable_resource()->deallocate(p, 64);
+    }
+    if (fjord::scalable_memory_statistics().bytes_in_use != 0) {
+      std::abort();  // every block of this program has been freed by now
+    }
+  }
+  std::vector<void*> blocks;
+};
+frees_during_static_destruction at_exit;
+
+TEST(scalable_memory_resource, frees_during_static_destruction) {
+  for (int i = 0; i < 100; ++i) {
+    at_exit.blocks.push_back(fjord::scalable_resource()->allocate(64));
+  }
+}
 
 template <class T>
 using scalable_vector = std::vector<T, fjord::scalable_allocator<T>>;

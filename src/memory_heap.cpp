@@ -97,6 +97,7 @@ void memory_heap::drain_notified() noexcept {
   while (s != nullptr) {
     span* next = s->next_notified;
     make_available(s);
+    collect(s);  // the blocks that came back count as free from now
     s = next;
   }
 }
@@ -359,7 +360,11 @@ void memory_heap::release_unused() noexcept {
     os_unmap(spare_, segment_size);
     spare_ = nullptr;
   }
-  // Free pages of live segments go back too (their addresses stay).
+  decommit_free_pages();
+}
+
+void memory_heap::decommit_free_pages() noexcept {
+  // Free pages of live segments go back to the OS; their addresses stay.
   for (segment* seg = segments_; seg != nullptr; seg = seg->next) {
     for (std::size_t i = 1; i < pages_per_segment;) {
       if ((seg->free_pages >> i & 1) == 0) {
@@ -397,6 +402,21 @@ void memory_heap::on_abandon() noexcept {
     os_unmap(spare_, segment_size);
     spare_ = nullptr;
   }
+  decommit_free_pages();
+}
+
+void memory_heap::after_fork_in_child() noexcept {
+  drain_notified();
+  for_each_span([this](span* s) {
+    // Full but unflagged, and not on the stack just drained: the free that
+    // replaced the flag ran on a thread the child does not have.
+    if (s->state == span_state::full &&
+        s->thread_free.load(std::memory_order_relaxed) != span::notify_full()) {
+      make_available(s);
+      collect(s);
+    }
+    return false;
+  });
 }
 
 void memory_heap::on_adopt() noexcept {

@@ -1,5 +1,7 @@
 #include "fjord/scalable_memory.hpp"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <bit>
 #include <new>
@@ -40,6 +42,15 @@ struct heap_binding {
   }
 };
 thread_local heap_binding binding;
+
+// In a child of fork() only the forking thread lives on, so a span whose
+// flag a remote free in the parent had replaced, without yet handing the
+// span back, would never come back to the heap: list it again.
+[[maybe_unused]] const int atfork_registered = pthread_atfork(nullptr, nullptr, [] {
+  if (memory_heap* h = thread_heap; h != nullptr) {
+    h->after_fork_in_child();
+  }
+});
 
 // Usable bytes of the large blocks in use. Relaxed: a statistic.
 std::atomic<std::size_t> large_in_use{0};
@@ -151,10 +162,13 @@ void scalable_deallocate(void* p) noexcept {
   if (region->kind == detail::region_kind::segment) [[likely]] {
     auto* seg = static_cast<detail::segment*>(region);
     detail::span* s = detail::span_of(seg, p);
-    if (seg->owner == thread_heap) [[likely]] {
-      seg->owner->deallocate_local(s, p);
-    } else if (memory_heap::deallocate_remote(seg->owner, s, p)) {
-      detail::heap_registry::reclaim(seg->owner);
+    // Read once: after a remote free lands, another thread may retire the
+    // span and unmap the segment (the heap itself is immortal).
+    memory_heap* const owner = seg->owner;
+    if (owner == thread_heap) [[likely]] {
+      owner->deallocate_local(s, p);
+    } else if (memory_heap::deallocate_remote(owner, s, p)) {
+      detail::heap_registry::reclaim(owner);
     }
     return;
   }

@@ -29,14 +29,17 @@ void scalable_deallocate(void* p) noexcept;
 
 struct scalable_memory_stats {
   // Usable bytes of the blocks in use. A block freed by another thread
-  // than the one that allocated it counts until that thread next needs a
-  // new span, calls scalable_memory_release(), or exits.
+  // than the one whose heap it came from counts until that heap takes it
+  // back: when it next runs short of blocks of that size, when its thread
+  // calls scalable_memory_release() or exits, or (for a heap whose thread
+  // has exited) at once.
   std::size_t bytes_in_use = 0;
-  // Bytes the allocator has mapped from the OS (segments and large blocks);
-  // pages given back with MADV_DONTNEED inside a kept mapping still count.
+  // Address space the allocator has mapped from the OS (segments and large
+  // blocks, with the padding an over-aligned large block needs); pages given
+  // back with MADV_DONTNEED inside a kept mapping still count.
   std::size_t bytes_mapped = 0;
-  // Heaps ever made. A heap outlives its thread and is reused by the next
-  // thread that allocates, so this is the peak number of allocating threads.
+  // Heaps ever made. A heap outlives its thread and the next thread that
+  // allocates adopts it, so threads that come one after another share one.
   std::size_t heaps = 0;
 };
 

@@ -216,6 +216,37 @@ TEST(scalable_memory, memory_of_an_exited_thread_goes_back_when_its_blocks_are_f
   scalable_deallocate(mine);
 }
 
+// Several threads free into one abandoned heap at once, so that reclaims
+// race each other and the segments go back to the OS under their feet.
+TEST(scalable_memory, racing_frees_into_an_exited_thread_give_all_memory_back) {
+  void* mine = scalable_allocate(8);
+  for (int round = 0; round < 5; ++round) {
+    const std::size_t before_mapped = mapped();
+    const std::size_t before_use = in_use();
+    std::vector<void*> blocks;
+    std::thread([&] {
+      for (int i = 0; i < 60000; ++i) {
+        blocks.push_back(scalable_allocate(static_cast<std::size_t>(16 + (i * 131) % 3000)));
+      }
+    }).join();
+    constexpr int freers = 4;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < freers; ++t) {
+      threads.emplace_back([&, t] {
+        for (std::size_t i = static_cast<std::size_t>(t); i < blocks.size(); i += freers) {
+          scalable_deallocate(blocks[i]);
+        }
+      });
+    }
+    for (auto& th : threads) {
+      th.join();
+    }
+    EXPECT_EQ(in_use(), before_use) << "round " << round;
+    EXPECT_EQ(mapped(), before_mapped) << "round " << round;
+  }
+  scalable_deallocate(mine);
+}
+
 TEST(scalable_memory, threads_that_come_one_after_another_share_one_heap) {
   std::thread([] { scalable_deallocate(scalable_allocate(8)); }).join();
   const std::size_t heaps = scalable_memory_statistics().heaps;

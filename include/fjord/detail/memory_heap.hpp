@@ -58,6 +58,9 @@ class memory_heap {
   // spare segment, and the free pages of live segments.
   void release_unused() noexcept;
 
+  // Owner only, in the child of a fork (see scalable_memory.cpp).
+  void after_fork_in_child() noexcept;
+
   // Ownership changes, made by heap_registry under its lock.
   void on_adopt() noexcept;    // by the new owner, after taking it
   void on_abandon() noexcept;  // by the owner, before giving it up
@@ -92,6 +95,7 @@ class memory_heap {
   void* allocate_slow(unsigned size_class) noexcept;
   void after_local_free(span* s) noexcept;
   void drain_notified() noexcept;
+  void decommit_free_pages() noexcept;
   bool collect(span* s) noexcept;
   void extend(span* s) noexcept;
   bool try_mark_full(span* s) noexcept;
@@ -111,8 +115,9 @@ class memory_heap {
   std::atomic<std::size_t> freed_{0};
   // Full spans that got a block back from another thread (Treiber stack:
   // many pushers, and one consumer that takes the whole stack at once, so
-  // there is no ABA).
-  std::atomic<span*> notified_{nullptr};
+  // there is no ABA). Away from the counters the owner stores to on every
+  // call, since other threads push here.
+  alignas(64) std::atomic<span*> notified_{nullptr};
 };
 
 }  // namespace fjord::detail

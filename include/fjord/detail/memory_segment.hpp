@@ -48,7 +48,9 @@ struct span {
   char* start = nullptr;  // the first block
   // Blocks freed by threads other than the owner: a Treiber stack, or
   // notify_full() when the span is full and its owner asked to be told.
-  std::atomic<free_block*> thread_free{nullptr};
+  // On a cache line of its own, so that remote frees do not take the line
+  // the owner's fast path reads and writes.
+  alignas(64) std::atomic<free_block*> thread_free{nullptr};
   span* next_notified = nullptr;  // link in the owner's notified stack
 
   // The value of thread_free set by the owner when the span becomes full
@@ -78,10 +80,9 @@ static_assert(sizeof(segment) <= segment_page_size);
 
 // A block larger than the biggest size class gets a mapping of its own.
 struct large_header : region_header {
-  void* base = nullptr;       // the mapping
-  std::size_t mapped = 0;     // its length
-  std::size_t usable = 0;     // bytes from the block to the mapping's end
-  std::size_t requested = 0;  // the caller's size, for the statistics
+  void* base = nullptr;    // the mapping
+  std::size_t mapped = 0;  // its length
+  std::size_t usable = 0;  // bytes from the block to the mapping's end
 };
 
 inline constexpr std::uint64_t all_span_pages = ~std::uint64_t{1};  // page 0 is the header

@@ -48,7 +48,7 @@ void reset_page(segment* seg, std::size_t i) noexcept {
   p.block_size = 0;
   p.size_class = 0;
   p.page_count = 0;
-  p.lead = static_cast<std::uint8_t>(i);
+  seg->page_lead[i] = static_cast<std::uint8_t>(i);
   p.state = span_state::unused;
   p.next = nullptr;
   p.prev = nullptr;
@@ -238,7 +238,7 @@ segment* memory_heap::new_segment() noexcept {
   seg->owner = this;
   seg->free_pages = all_span_pages;
   for (std::size_t i = 0; i < pages_per_segment; ++i) {
-    seg->spans[i].lead = static_cast<std::uint8_t>(i);
+    seg->page_lead[i] = static_cast<std::uint8_t>(i);
   }
   return seg;
 }
@@ -286,7 +286,7 @@ span* memory_heap::new_span(unsigned size_class) noexcept {
   s.start = reinterpret_cast<char*>(seg) + first * segment_page_size;
   s.thread_free.store(nullptr, std::memory_order_relaxed);
   for (std::size_t i = first; i < first + pages; ++i) {
-    seg->spans[i].lead = static_cast<std::uint8_t>(first);
+    seg->page_lead[i] = static_cast<std::uint8_t>(first);
   }
   seg->free_pages &= ~page_run(first, pages);
   make_available(&s);
@@ -333,7 +333,7 @@ void memory_heap::for_each_span(F f) noexcept {
     segment* next = seg->next;
     for (std::size_t i = 1; i < pages_per_segment;) {
       span& s = seg->spans[i];
-      if (s.page_count == 0 || s.lead != i) {
+      if (s.page_count == 0 || seg->page_lead[i] != i) {
         ++i;
         continue;
       }

@@ -41,7 +41,6 @@ struct span {
   std::uint32_t block_size = 0;
   std::uint16_t size_class = 0;
   std::uint8_t page_count = 0;  // on a span's first page: its pages
-  std::uint8_t lead = 0;        // index of the first page of this page's span
   span_state state = span_state::unused;
   span* next = nullptr;  // the heap's list for the class
   span* prev = nullptr;
@@ -74,6 +73,10 @@ struct segment : region_header {
   segment* next = nullptr;       // the owner's segments
   segment* prev = nullptr;
   std::uint64_t free_pages = 0;  // bit i set: page i is in no span
+  // Page i belongs to the span whose descriptor is spans[page_lead[i]].
+  // Apart from the descriptors, whose first line the owner writes on every
+  // call, since every remote free reads it.
+  alignas(64) std::uint8_t page_lead[pages_per_segment] = {};
   span spans[pages_per_segment];
 };
 static_assert(sizeof(segment) <= segment_page_size);
@@ -99,7 +102,7 @@ inline region_header* region_of(void* p) noexcept {
 inline span* span_of(segment* s, const void* p) noexcept {
   const auto index = (reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(s)) /
                      segment_page_size;
-  return &s->spans[s->spans[index].lead];
+  return &s->spans[s->page_lead[index]];
 }
 
 }  // namespace fjord::detail

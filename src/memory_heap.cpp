@@ -439,7 +439,7 @@ bool memory_heap::collect_abandoned() noexcept {
   const bool any = s != nullptr;
   while (s != nullptr) {
     span* next = s->next_notified;
-    // The span is full (off every list) with its flag cleared by the free
+    // The span is full (off every list) with its sentinel replaced by the free
     // that pushed it. Take its blocks back; give it to the OS if none is in
     // use, else flag it again for the next free.
     collect(s);

@@ -356,14 +356,14 @@ void memory_heap::release_unused() noexcept {
     collect(s);
     return s->used == 0 && retire(s, false);
   });
+  return_free_memory();
+}
+
+void memory_heap::return_free_memory() noexcept {
   if (spare_ != nullptr) {
     os_unmap(spare_, segment_size);
     spare_ = nullptr;
   }
-  decommit_free_pages();
-}
-
-void memory_heap::decommit_free_pages() noexcept {
   // Free pages of live segments go back to the OS; their addresses stay.
   for (segment* seg = segments_; seg != nullptr; seg = seg->next) {
     for (std::size_t i = 1; i < pages_per_segment;) {
@@ -398,11 +398,7 @@ void memory_heap::on_abandon() noexcept {
     }
     return retire(s, false);
   });
-  if (spare_ != nullptr) {
-    os_unmap(spare_, segment_size);
-    spare_ = nullptr;
-  }
-  decommit_free_pages();
+  return_free_memory();
 }
 
 void memory_heap::after_fork_in_child() noexcept {

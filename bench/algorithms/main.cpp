@@ -17,7 +17,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <functional>
 #include <iterator>
 #include <memory>
@@ -375,13 +374,9 @@ void run_tiny_reduce(const bench::args& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3 || std::strcmp(argv[1], "--bench") != 0) {
-    std::fprintf(stderr, "usage: bench_algorithms --bench NAME --impl I --threads N --size K\n");
-    return 2;
-  }
-  const std::string name = argv[2];
-  argv[2] = argv[0];
-  const bench::args a = bench::args::parse(argc - 2, argv + 2);
+  const bench::named_args named = bench::parse_named(argc, argv);
+  const std::string& name = named.name;
+  const bench::args& a = named.a;
   if (name == "rmsd") {
     run_rmsd<std::vector<float>>(a, "rmsd");
 #ifdef BENCH_HAVE_TBB

@@ -23,7 +23,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -48,20 +47,6 @@
 #endif
 
 namespace {
-
-long rss_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  while (status >> key) {
-    if (key == "VmRSS:") {
-      long kib = 0;
-      status >> kib;
-      return kib;
-    }
-    status.ignore(1 << 20, '\n');
-  }
-  return -1;
-}
 
 template <template <class> class Alloc>
 long long one_task(long i) {
@@ -216,7 +201,6 @@ double run_producer_consumer_round(long n) {
 
 template <template <class> class Alloc>
 void run(const std::string& name, const bench::args& a) {
-  long rss_before = 0;
   std::function<double()> round;
   std::unique_ptr<fjord::pool> pool;
   double tasks = 0;
@@ -235,20 +219,16 @@ void run(const std::string& name, const bench::args& a) {
     std::fprintf(stderr, "unknown --bench %s\n", name.c_str());
     std::exit(2);
   }
-  rss_before = rss_kib();
+  const long rss_before = bench::status_kib("VmRSS:");
   round();  // warm-up
   std::vector<double> v;
   for (int r = 0; r < a.rounds; ++r) {
     v.push_back(round());
   }
-  const long rss_after = rss_kib();
-  std::sort(v.begin(), v.end());
-  const double median =
-      v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  std::printf(
-      "RESULT {\"value\": %.6g, \"unit\": \"ms\", \"min\": %.6g, \"max\": %.6g, \"tasks\": %.0f, "
-      "\"peak_rss_kib\": %ld, \"rss_before_kib\": %ld, \"rss_after_kib\": %ld}\n",
-      median, v.front(), v.back(), tasks, bench::peak_rss_kib(), rss_before, rss_after);
+  const long rss_after = bench::status_kib("VmRSS:");
+  bench::print_result("ms", std::move(v), tasks,
+                      ", \"rss_before_kib\": " + std::to_string(rss_before) +
+                          ", \"rss_after_kib\": " + std::to_string(rss_after));
 }
 
 template <class T>
@@ -271,13 +251,9 @@ using malloc_peer_alloc = std::allocator<T>;
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3 || std::strcmp(argv[1], "--bench") != 0) {
-    std::fprintf(stderr, "usage: bench_alloc --bench NAME --impl I --threads N --size K\n");
-    return 2;
-  }
-  const std::string name = argv[2];
-  argv[2] = argv[0];
-  const bench::args a = bench::args::parse(argc - 2, argv + 2);
+  const bench::named_args named = bench::parse_named(argc, argv);
+  const std::string& name = named.name;
+  const bench::args& a = named.a;
 #ifdef BENCH_MALLOC
   if (a.impl == BENCH_MALLOC) {
     run<malloc_peer_alloc>(name, a);

@@ -17,6 +17,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bench {
@@ -69,15 +70,12 @@ inline void check(const char* what, long long got, long long expected) {
 
 using clock = std::chrono::steady_clock;
 
-// This process's peak resident set (VmHWM, KiB). Read here rather than from
-// wait4 in the driver: Linux carries the forking parent's high-water mark
-// across exec into ru_maxrss, which would floor every figure at the
-// driver's own size.
-inline long peak_rss_kib() {
+// A field of /proc/self/status in KiB ("VmHWM:", "VmRSS:"), or -1.
+inline long status_kib(const std::string& field) {
   std::ifstream status("/proc/self/status");
   std::string key;
   while (status >> key) {
-    if (key == "VmHWM:") {
+    if (key == field) {
       long kib = 0;
       status >> kib;
       return kib;
@@ -87,8 +85,29 @@ inline long peak_rss_kib() {
   return -1;
 }
 
+// This process's peak resident set (VmHWM, KiB). Read here rather than from
+// wait4 in the driver: Linux carries the forking parent's high-water mark
+// across exec into ru_maxrss, which would floor every figure at the
+// driver's own size.
+inline long peak_rss_kib() {
+  return status_kib("VmHWM:");
+}
+
 inline double since_ms(clock::time_point start) {
   return std::chrono::duration<double, std::milli>(clock::now() - start).count();
+}
+
+// Prints the RESULT line for the figures of the timed rounds; `extra` is
+// more JSON members, each with a leading comma.
+inline void print_result(const char* unit, std::vector<double> v, double tasks,
+                         const std::string& extra = "") {
+  std::sort(v.begin(), v.end());
+  const double median =
+      v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  std::printf(
+      "RESULT {\"value\": %.6g, \"unit\": \"%s\", \"min\": %.6g, \"max\": %.6g, \"tasks\": %.0f, "
+      "\"peak_rss_kib\": %ld%s}\n",
+      median, unit, v.front(), v.back(), tasks, peak_rss_kib(), extra.c_str());
 }
 
 // Runs one warm-up round, then `rounds` timed rounds; prints the RESULT line.
@@ -100,13 +119,25 @@ inline void run_rounds(const args& a, const char* unit, double tasks,
   for (int r = 0; r < a.rounds; ++r) {
     v.push_back(round());
   }
-  std::sort(v.begin(), v.end());
-  const double median =
-      v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  std::printf(
-      "RESULT {\"value\": %.6g, \"unit\": \"%s\", \"min\": %.6g, \"max\": %.6g, \"tasks\": %.0f, "
-      "\"peak_rss_kib\": %ld}\n",
-      median, unit, v.front(), v.back(), tasks, peak_rss_kib());
+  print_result(unit, std::move(v), tasks);
+}
+
+// For programs that hold several benchmarks: `--bench NAME` first, then
+// the protocol above. Exits with a usage line when it is missing.
+struct named_args {
+  std::string name;
+  args a;
+};
+
+inline named_args parse_named(int argc, char** argv) {
+  if (argc < 3 || std::string(argv[1]) != "--bench") {
+    std::fprintf(stderr, "usage: %s --bench NAME --impl I --threads N --size K\n", argv[0]);
+    std::exit(2);
+  }
+  named_args r{argv[2], {}};
+  argv[2] = argv[0];
+  r.a = args::parse(argc - 2, argv + 2);
+  return r;
 }
 
 [[noreturn]] inline void unknown_impl(const std::string& impl) {

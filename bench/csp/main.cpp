@@ -22,7 +22,6 @@
 // bench_csp --bench NAME --impl fjord|fjord-threads --threads N --size K
 #include <atomic>
 #include <cstdio>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <thread>
@@ -164,14 +163,9 @@ T run_on(fjord::pool& p, task<T> t) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // --bench NAME comes first; the rest is the harness's protocol.
-  if (argc < 3 || std::strcmp(argv[1], "--bench") != 0) {
-    std::fprintf(stderr, "usage: bench_csp --bench NAME --impl I --threads N --size K\n");
-    return 2;
-  }
-  const std::string bench_name = argv[2];
-  argv[2] = argv[0];
-  const bench::args a = bench::args::parse(argc - 2, argv + 2);
+  const bench::named_args named = bench::parse_named(argc, argv);
+  const std::string& bench_name = named.name;
+  const bench::args& a = named.a;
   fjord::pool p(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
 
   if (bench_name == "skynet_channels" && a.impl == "fjord") {

@@ -182,6 +182,33 @@ TEST(scalable_memory, blocks_freed_by_another_thread_come_back_to_their_heap) {
   EXPECT_EQ(in_use(), before_use);
 }
 
+TEST(scalable_memory, a_loop_that_allocates_and_frees_one_block_keeps_its_span) {
+  void* first = scalable_allocate(300000);
+  scalable_deallocate(first);
+  const std::size_t before = mapped();
+  for (int i = 0; i < 1000; ++i) {
+    void* p = scalable_allocate(300000);
+    ASSERT_EQ(p, first);
+    scalable_deallocate(p);
+    ASSERT_EQ(mapped(), before);
+  }
+}
+
+TEST(scalable_memory, a_burst_freed_by_its_own_thread_goes_back_without_release) {
+  fjord::scalable_memory_release();
+  const std::size_t before = mapped();
+  std::vector<void*> blocks;
+  for (int i = 0; i < 200000; ++i) {
+    blocks.push_back(scalable_allocate(256));
+  }
+  EXPECT_GT(mapped(), before + (std::size_t{40} << 20));
+  for (void* p : blocks) {
+    scalable_deallocate(p);
+  }
+  // One span kept for the class, and one spare segment: two segments at most.
+  EXPECT_LE(mapped(), before + 2 * (std::size_t{4} << 20));
+}
+
 TEST(scalable_memory, release_gives_a_burst_back_to_the_os) {
   fjord::scalable_memory_release();
   const std::size_t before = mapped();

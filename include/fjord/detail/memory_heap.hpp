@@ -95,7 +95,7 @@ class memory_heap {
   void* allocate_slow(unsigned size_class) noexcept;
   void after_local_free(span* s) noexcept;
   void drain_notified() noexcept;
-  void decommit_free_pages() noexcept;
+  void return_free_memory() noexcept;  // the spare segment, and free pages
   bool collect(span* s) noexcept;
   void extend(span* s) noexcept;
   bool try_mark_full(span* s) noexcept;

@@ -1,4 +1,4 @@
-// A pool, fire-and-forget posts, futures and a task group.
+// A pool, fire-and-forget posts, futures, a task group, pause and wait_idle.
 #include <atomic>
 #include <cstdio>
 #include <exception>
@@ -27,6 +27,20 @@ int main() try {
     }
     group.wait();
     std::printf("children = %d\n", children.load());
+
+    // Jobs posted while paused wait for resume(); wait_idle() keeps the pool.
+    pool.pause();
+    std::atomic<int> held{0};
+    for (int i = 0; i < 10; ++i) {
+      pool.post([&] { held.fetch_add(1, std::memory_order_relaxed); });
+    }
+    const int before_resume = held.load();
+    pool.resume();
+    pool.wait_idle();
+    std::printf("held = %d before resume, %d after\n", before_resume, held.load());
+    if (before_resume != 0 || held.load() != 10) {
+      return 1;
+    }
   }  // ~pool runs every post still queued (posts have no order to wait on)
   std::printf("posted = %d\n", posted.load());
   return posted.load() == 1000 && children.load() == 100 ? 0 : 1;

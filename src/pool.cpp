@@ -200,6 +200,8 @@ bool pool_core::shut_down(bool abandon_parked) noexcept {
       std::this_thread::yield();
     }
   }
+  // A paused pool could never drain.
+  resume();
   if (abandon_parked) {
     abandon_parked_.store(true, std::memory_order_relaxed);  // published by drained_
   }
@@ -337,6 +339,9 @@ bool pool_core::retire(worker& w) noexcept {
     w.retired = true;
     retired_.push_back(&w);
     update_surplus_locked();
+    if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
+      announce_if_quiescent_locked();
+    }
     ended = try_end_locked();
   }
   if (ended) {

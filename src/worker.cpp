@@ -49,6 +49,12 @@ void pool_core::worker_main(worker& w) noexcept {
       break;
     }
     if (job* j = next_job(w, nullptr, deadline_t::max())) {
+      // Relaxed is enough: a job posted after pause() returned was taken
+      // with an acquire that makes the pause visible here.
+      if (paused_.load(std::memory_order_relaxed) != 0) [[unlikely]] {
+        hold_while_paused(w, j);
+        continue;
+      }
       run(w, j);
     } else if (!sleep(w, nullptr, deadline_t::max())) {
       break;
@@ -385,6 +391,12 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
   heavy_fence();
   bool ready = exit_.load(std::memory_order_acquire) || any_work_visible() ||
                (until != nullptr && until->done());
+  // Relaxed: wait_idle() registers under idle_mutex_, which we took to go
+  // idle, so either we see its count or it sees us idle.
+  if (!ready && until == nullptr && idle_waiters_.load(std::memory_order_relaxed) != 0) {
+    std::lock_guard lock(idle_mutex_);
+    announce_if_quiescent_locked();
+  }
   if (!ready && until == nullptr && drained_.load(std::memory_order_seq_cst)) {
     bool ended_pool = false;
     {

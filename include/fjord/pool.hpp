@@ -265,6 +265,33 @@ class pool {
     return detail::schedule_awaiter(*core_);
   }
 
+  // Blocks until the pool has nothing to do: every job submitted so far
+  // (from any thread that submitted before this call), every job those
+  // jobs made, and every coroutine parked on the pool have finished. The
+  // pool stays open; jobs submitted meanwhile are waited for too, so under
+  // a flood that never pauses it waits until the flood stops. While the
+  // pool is paused it waits for resume(). Throws std::logic_error on one
+  // of this pool's own threads (it would wait for itself).
+  void wait_idle() { core_->wait_idle(); }
+
+  // Refuses new work from outside the pool (post, submit, ... throw
+  // fjord::shutdown_error from now on), runs everything already submitted,
+  // and joins the threads: what the destructor does, without destroying the
+  // object, so that a thread that may still post while another tears the
+  // pool down gets an exception instead of a dangling pool. Idempotent. On
+  // one of this pool's own threads it only refuses new work: it cannot wait
+  // for itself.
+  void close() noexcept { static_cast<void>(core_->shut_down()); }
+  bool is_closed() const noexcept { return core_->is_shut_down(); }
+
+  // Stops workers from starting jobs: a job already running finishes
+  // (with the fork-join children it waits for), every other job waits,
+  // submitted work included, until resume(). Closing or destroying a
+  // paused pool resumes it. Any thread; idempotent.
+  void pause() noexcept { core_->pause(); }
+  void resume() noexcept { core_->resume(); }
+  bool is_paused() const noexcept { return core_->is_paused(); }
+
   // Counters of every worker, readable at any time.
   pool_stats stats() const { return core_->stats(); }
 

@@ -153,6 +153,18 @@ class pool_core {
   bool shut_down(bool abandon_parked = false) noexcept;
   bool is_shut_down() const noexcept { return stopping_.load(std::memory_order_acquire); }
 
+  // Blocks until the pool is quiescent: every thread idle in its main loop,
+  // nothing queued, no coroutine parked here (pool::wait_idle). Throws
+  // std::logic_error on one of this pool's own threads, which would wait
+  // for itself. Protocol: docs/scheduler.md, "Waiting for idle".
+  void wait_idle();
+
+  // Workers start no job once they see the pause (docs/scheduler.md,
+  // "Pause"); resume() lets them go on. Any thread; idempotent.
+  void pause() noexcept { paused_.store(1, std::memory_order_seq_cst); }
+  void resume() noexcept;
+  bool is_paused() const noexcept { return paused_.load(std::memory_order_relaxed) != 0; }
+
  private:
   // After work was pushed on the linked queue: wake a sleeper if there is
   // one and nobody is searching. seq_cst: the producer's half of the Dekker
@@ -311,6 +323,16 @@ class pool_core {
   // Under idle_mutex_, once the destructor began: true (and exit_ set) when
   // nothing can create work any more.
   bool try_end_locked() noexcept;
+  // Under idle_mutex_: every thread idle in its main loop or retired (a
+  // blocked or paused worker has a job in hand, a thread being started is
+  // neither), no coroutine parked here, nothing queued.
+  bool quiescent_locked() const noexcept;
+  // Under idle_mutex_, from a thread that just went idle: tells wait_idle()
+  // callers when the pool became quiescent.
+  void announce_if_quiescent_locked() noexcept;
+  // Our worker took j while the pool is paused: puts it back and waits for
+  // resume() (or the destructor).
+  void hold_while_paused(worker& w, job* j) noexcept;
   // A blocked worker waiting for one of its own latches.
   bool block_until(worker& w, completion_latch& latch, deadline_t deadline) noexcept;
   // Any thread but our workers: sleeps on the latch's futex.
@@ -352,6 +374,15 @@ class pool_core {
   std::atomic<bool> abandon_parked_{false};  // see shut_down()
   // More threads run than size(): one retires at its next job boundary.
   alignas(false_sharing_range) std::atomic<bool> surplus_{false};
+  // 1 while paused; the futex paused workers sleep on. On surplus_'s line:
+  // the main loop reads both between jobs.
+  std::atomic<std::uint32_t> paused_{0};
+  // Bumped (and futex-woken) when a thread going idle finds the pool
+  // quiescent while wait_idle() callers wait; they sleep on it.
+  alignas(false_sharing_range) std::atomic<std::uint32_t> idle_epoch_{0};
+  // wait_idle() callers; written under idle_mutex_, read without it by
+  // threads going idle (docs/scheduler.md, "Waiting for idle").
+  std::atomic<std::uint32_t> idle_waiters_{0};
 
   const std::size_t size_;
   const std::size_t max_threads_;  // size_ + max_spare_threads

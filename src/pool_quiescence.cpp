@@ -1,0 +1,75 @@
+// Waiting for a pool to go idle, and pausing it: docs/scheduler.md,
+// "Waiting for idle" and "Pause".
+
+#include <mutex>
+#include <stdexcept>
+
+#include "fjord/detail/blocking_section.hpp"
+#include "fjord/detail/futex.hpp"
+#include "fjord/detail/pool_core.hpp"
+
+namespace fjord::detail {
+
+bool pool_core::quiescent_locked() const noexcept {
+  // parked_ before the queues, as in try_end_locked(): a resumption is
+  // queued before its count drops.
+  return idle_main_loop_ + retired_.size() == reserved_ &&
+         parked_.load(std::memory_order_seq_cst) == 0 && !any_work_visible();
+}
+
+void pool_core::announce_if_quiescent_locked() noexcept {
+  if (quiescent_locked()) {
+    idle_epoch_.fetch_add(1, std::memory_order_release);
+    futex_wake_all(&idle_epoch_);
+  }
+}
+
+void pool_core::wait_idle() {
+  if (const worker* w = current_worker; w != nullptr && w->pool == this) {
+    throw std::logic_error(
+        "fjord::pool::wait_idle: called on one of the pool's own threads, which would wait for "
+        "itself");
+  }
+  // A worker of another pool hands its place to a spare meanwhile.
+  const blocking_section blocking;
+  std::uint32_t epoch = 0;
+  {
+    std::lock_guard lock(idle_mutex_);
+    if (exit_.load(std::memory_order_relaxed) || quiescent_locked()) {
+      return;  // ended (everything ran), or nothing to wait for
+    }
+    // Registered under the lock a thread takes to go idle: either it sees
+    // us (and announces) or we saw it idle above.
+    idle_waiters_.fetch_add(1, std::memory_order_relaxed);
+    epoch = idle_epoch_.load(std::memory_order_relaxed);
+  }
+  // Any change of the epoch after our registration is a quiescent moment
+  // that came after everything we submitted. The wait ends too when the
+  // pool ends (its last thread going idle announces first).
+  while (idle_epoch_.load(std::memory_order_acquire) == epoch) {
+    futex_wait(&idle_epoch_, epoch);
+  }
+  // Taking the lock also orders the jobs' effects before our return: each
+  // ran before its thread went idle under this mutex.
+  std::lock_guard lock(idle_mutex_);
+  idle_waiters_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void pool_core::resume() noexcept {
+  if (paused_.exchange(0, std::memory_order_seq_cst) != 0) {
+    futex_wake_all(&paused_);
+  }
+}
+
+void pool_core::hold_while_paused(worker& w, job* j) noexcept {
+  // Back where its owner runs it first after resume(); nobody is woken for
+  // it (they would only pause too).
+  if (!w.deque.push(j)) {
+    shards_[w.index & shard_mask_]->queue.push_chain(j, j);
+  }
+  while (paused_.load(std::memory_order_acquire) != 0) {
+    futex_wait(&paused_, 1);
+  }
+}
+
+}  // namespace fjord::detail

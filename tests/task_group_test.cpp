@@ -4,9 +4,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
+#include <functional>
+#include <future>
+#include <latch>
 #include <stdexcept>
 #include <stop_token>
 #include <thread>
+#include <vector>
 
 #include "fjord/join.hpp"
 
@@ -169,6 +174,217 @@ TEST(task_group, children_come_from_the_worker_heap) {
     g.wait();
   });
   EXPECT_EQ(p.core().live_heap_blocks(), 0);
+}
+
+TEST(task_group_wait_for, a_timeout_cancels_nothing) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::task_group g(p);
+  std::atomic<bool> release{false};
+  std::atomic<int> ran{0};
+  g.run([&] {
+    while (!release.load()) {
+      std::this_thread::sleep_for(1ms);
+    }
+    ran.fetch_add(1);
+  });
+  EXPECT_EQ(g.wait_for(20ms), fjord::task_group_status::timeout);
+  EXPECT_EQ(g.wait_until(std::chrono::system_clock::now() - 1h), fjord::task_group_status::timeout);
+  EXPECT_FALSE(g.is_canceling());
+  g.run([&] { ran.fetch_add(1); });  // still open
+  release = true;
+  EXPECT_EQ(g.wait_for(std::chrono::hours::max()), fjord::task_group_status::complete);
+  EXPECT_EQ(ran.load(), 2);
+}
+
+TEST(task_group_wait_for, an_empty_group_is_complete_at_once) {
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  fjord::task_group g(p);
+  EXPECT_EQ(g.wait_for(0s), fjord::task_group_status::complete);
+  EXPECT_EQ(g.wait_until(std::chrono::steady_clock::time_point::min()),
+            fjord::task_group_status::complete);
+}
+
+TEST(task_group_wait_for, rethrows_when_done_in_time_and_reports_cancellation) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::task_group g(p);
+  g.run([] { throw std::runtime_error("child"); });
+  EXPECT_THROW(g.wait_for(10s), std::runtime_error);
+  fjord::task_group h(p);
+  h.cancel();
+  h.run([] {});
+  EXPECT_EQ(h.wait_for(10s), fjord::task_group_status::canceled);
+}
+
+TEST(task_group_wait_for, on_a_worker_helps_until_the_deadline) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  p.invoke([&] {
+    fjord::task_group g(p);
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 100; ++i) {
+      g.run([&] { ran.fetch_add(1); });
+    }
+    EXPECT_EQ(g.wait_for(10s), fjord::task_group_status::complete);
+    EXPECT_EQ(ran.load(), 100);
+    // A child that the other worker runs (it started while this one was
+    // busy here) and that outlasts the deadline: the helping wait times out.
+    std::atomic<bool> started{false};
+    std::atomic<bool> release{false};
+    g.run([&] {
+      started = true;
+      while (!release.load()) {
+        std::this_thread::sleep_for(1ms);
+      }
+    });
+    while (!started.load()) {
+      std::this_thread::yield();
+    }
+    EXPECT_EQ(g.wait_for(20ms), fjord::task_group_status::timeout);
+    release = true;
+    EXPECT_EQ(g.wait(), fjord::task_group_status::complete);
+  });
+}
+
+TEST(task_group_on_finish, runs_once_after_every_child_with_the_status) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  std::atomic<int> calls{0};
+  std::atomic<int> ran{0};
+  std::atomic<int> ran_at_callback{-1};
+  fjord::task_group g(p);
+  for (int i = 0; i < 1000; ++i) {
+    g.run([&] { ran.fetch_add(1); });
+  }
+  g.on_finish([&](fjord::task_group_status s, std::exception_ptr e) {
+    EXPECT_EQ(s, fjord::task_group_status::complete);
+    EXPECT_EQ(e, nullptr);
+    ran_at_callback = ran.load();
+    calls.fetch_add(1);
+  });
+  EXPECT_EQ(g.wait(), fjord::task_group_status::complete);
+  // wait() returned after the callback did.
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(ran_at_callback.load(), 1000);
+}
+
+TEST(task_group_on_finish, with_nothing_pending_runs_at_once_on_the_caller) {
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  fjord::task_group g(p);
+  const std::thread::id me = std::this_thread::get_id();
+  std::thread::id ran_on;
+  g.on_finish(
+      [&](fjord::task_group_status, std::exception_ptr) { ran_on = std::this_thread::get_id(); });
+  EXPECT_EQ(ran_on, me);
+}
+
+TEST(task_group_on_finish, receives_the_first_exception_which_wait_then_does_not_rethrow) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::task_group g(p);
+  std::exception_ptr got;
+  fjord::task_group_status got_status = fjord::task_group_status::complete;
+  g.run([] { throw std::runtime_error("first"); });
+  g.on_finish([&](fjord::task_group_status s, std::exception_ptr e) {
+    got_status = s;
+    got = std::move(e);
+  });
+  EXPECT_EQ(g.wait(), fjord::task_group_status::canceled);
+  ASSERT_NE(got, nullptr);
+  EXPECT_THROW(std::rethrow_exception(got), std::runtime_error);
+  EXPECT_EQ(got_status, fjord::task_group_status::canceled);
+  EXPECT_EQ(p.stats().suppressed_exceptions, 0u);
+}
+
+TEST(task_group_on_finish, run_after_the_finish_and_a_second_on_finish_throw) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::task_group g(p);
+  g.run([] {});
+  g.on_finish([](fjord::task_group_status, std::exception_ptr) {});
+  EXPECT_THROW(g.on_finish([](fjord::task_group_status, std::exception_ptr) {}), std::logic_error);
+  g.wait();
+  try {
+    g.run([] {});
+    ADD_FAILURE() << "run() after the finish did not throw";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("finished"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(g.wait(), fjord::task_group_status::complete);  // the refused child left no count
+}
+
+TEST(task_group_on_finish, children_added_by_children_are_waited_for) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::task_group g(p);
+  std::atomic<int> leaves{0};
+  std::atomic<int> leaves_at_callback{-1};
+  std::function<void(int)> spread = [&](int depth) {
+    if (depth == 0) {
+      leaves.fetch_add(1);
+      return;
+    }
+    g.run([&spread, depth] { spread(depth - 1); });
+    g.run([&spread, depth] { spread(depth - 1); });
+  };
+  g.run([&] { spread(10); });
+  g.on_finish(
+      [&](fjord::task_group_status, std::exception_ptr) { leaves_at_callback = leaves.load(); });
+  g.wait();
+  EXPECT_EQ(leaves_at_callback.load(), 1024);
+}
+
+TEST(task_group_on_finish, exactly_once_racing_cancellation) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  for (int trial = 0; trial < 300; ++trial) {
+    std::atomic<int> calls{0};
+    std::atomic<int> ran{0};
+    fjord::task_group_status status = fjord::task_group_status::timeout;
+    {
+      fjord::task_group g(p);
+      std::latch go(2);
+      std::thread canceler([&] {
+        go.arrive_and_wait();
+        if (trial % 3 != 0) {
+          g.cancel();
+        }
+      });
+      for (int i = 0; i < 50; ++i) {
+        g.run([&] { ran.fetch_add(1); });
+      }
+      go.arrive_and_wait();
+      g.on_finish([&](fjord::task_group_status s, std::exception_ptr) {
+        status = s;
+        calls.fetch_add(1);
+      });
+      canceler.join();
+    }  // the destructor waits for the callback
+    ASSERT_EQ(calls.load(), 1) << "trial " << trial;
+    if (status == fjord::task_group_status::complete) {
+      EXPECT_EQ(ran.load(), 50);
+    } else {
+      EXPECT_EQ(status, fjord::task_group_status::canceled);
+    }
+  }
+}
+
+TEST(task_group_on_finish, a_throwing_callback_goes_to_the_pools_handler) {
+  std::atomic<int> handled{0};
+  fjord::pool p(fjord::pool_options{
+      .workers = 2,
+      .unhandled_exception_handler = [&](std::exception_ptr) { handled.fetch_add(1); }});
+  fjord::task_group g(p);
+  g.run([] {});
+  g.on_finish([](fjord::task_group_status, std::exception_ptr) { throw std::runtime_error("cb"); });
+  g.wait();
+  EXPECT_EQ(handled.load(), 1);
+}
+
+TEST(task_group_on_finish, a_move_only_callback) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  std::promise<fjord::task_group_status> done;
+  std::future<fjord::task_group_status> result = done.get_future();
+  fjord::task_group g(p);
+  g.run([] {});
+  g.on_finish([d = std::move(done)](fjord::task_group_status s, std::exception_ptr) mutable {
+    d.set_value(s);
+  });
+  EXPECT_EQ(result.get(), fjord::task_group_status::complete);
+  g.wait();
 }
 
 }  // namespace

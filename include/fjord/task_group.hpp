@@ -1,16 +1,21 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <concepts>
+#include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <stop_token>
 #include <type_traits>
 #include <utility>
 
 #include "fjord/detail/callable.hpp"
 #include "fjord/detail/completion_latch.hpp"
+#include "fjord/detail/deadline.hpp"
 #include "fjord/detail/job_heap.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/worker.hpp"
@@ -21,11 +26,34 @@ namespace fjord {
 enum class task_group_status {
   complete,  // every child ran
   canceled,  // stop was requested; children not yet started were skipped
+  timeout,   // wait_for / wait_until: children still running at the deadline
 };
 
 class task_group;
 
 namespace detail {
+
+// The type-erased callback of task_group::on_finish.
+struct group_finisher {
+  virtual void run(task_group_status status, std::exception_ptr error) = 0;
+  virtual ~group_finisher() = default;
+};
+
+template <class F>
+struct group_finisher_of final : group_finisher {
+  template <class G>
+  explicit group_finisher_of(G&& g) : fn(std::forward<G>(g)) {}
+  void run(task_group_status status, std::exception_ptr error) override {
+    std::invoke(fn, status, std::move(error));
+  }
+  F fn;
+};
+
+// What task_group::on_finish stores (decayed) and calls as an lvalue.
+template <class F>
+concept finish_callback =
+    std::constructible_from<std::decay_t<F>, F> && std::invocable < std::decay_t<F>
+&, task_group_status, std::exception_ptr > ;
 
 template <class F>
 struct group_job final : job {
@@ -51,6 +79,14 @@ struct group_job final : job {
 // so start a new group for new work. The destructor waits for children that
 // are still running; an exception that no wait() rethrew is then counted in
 // pool_stats::suppressed_exceptions.
+//
+// wait_for / wait_until wait at most until a deadline and then return
+// task_group_status::timeout without canceling anything (call cancel() for
+// that). on_finish(callback) runs the callback once, on the thread of the
+// last child to finish (or at once if none is pending), with the group's
+// status and first exception; afterwards the group is finished: run()
+// throws std::logic_error, and wait() returns the status without
+// rethrowing the exception the callback received.
 class task_group {
  public:
   // On the calling worker's pool, or fjord::default_pool() from other threads.
@@ -75,13 +111,23 @@ class task_group {
   template <detail::group_callable F>
   void run(F&& f) {
     using job_t = detail::group_job<std::decay_t<F>>;
-    latch_.add(1);
+    const std::uint32_t before = latch_.add(1);
+    if ((before == (detail::completion_latch::hold_bit | 1)) ||
+        ((before & detail::completion_latch::hold_bit) == 0 &&
+         finished_.load(std::memory_order_acquire))) [[unlikely]] {
+      // Only the finish hold is left (the callback runs now), or it ran: a
+      // plain count-down, which cannot be the one to finish the group.
+      pool_->count_down(latch_);
+      throw std::logic_error(
+          "fjord::task_group::run: the group has finished (its on_finish callback ran or is "
+          "running); start a new group for new work");
+    }
     job_t* j = nullptr;
     try {
       j = detail::construct_job<job_t>(pool_->allocate_job(sizeof(job_t), alignof(job_t)),
                                        std::forward<F>(f), this);
     } catch (...) {
-      pool_->count_down(latch_);
+      child_done();
       throw;
     }
     try {
@@ -89,7 +135,7 @@ class task_group {
     } catch (...) {
       j->~job_t();
       detail::job_heap::deallocate_unrun(j);
-      pool_->count_down(latch_);
+      child_done();
       throw;
     }
   }
@@ -99,12 +145,38 @@ class task_group {
     if (latch_.count() != 0) {
       pool_->wait(latch_);
     }
-    if (error_ != nullptr) {
-      std::exception_ptr e = std::exchange(error_, nullptr);
-      error_claimed_.store(false, std::memory_order_relaxed);
-      std::rethrow_exception(e);
+    return result();
+  }
+
+  // Waits at most until the deadline: task_group_status::timeout if children
+  // are still running then (nothing is canceled), else as wait().
+  template <class Rep, class Period>
+  task_group_status wait_for(const std::chrono::duration<Rep, Period>& timeout) {
+    return wait_until_steady(detail::deadline_after(timeout));
+  }
+  template <class Clock, class Duration>
+  task_group_status wait_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+    return wait_until_steady(detail::deadline_at(deadline));
+  }
+
+  // Runs callback(status, first_exception) once, when every child added so
+  // far (and every child they add) has finished: on the thread of the last
+  // one, or on this thread at once if none is pending. The callback
+  // receives the group's first exception (wait() then does not rethrow it);
+  // an exception leaving the callback goes to the pool's
+  // unhandled_exception_handler. Once the callback started, run() throws
+  // std::logic_error. Calling on_finish twice throws std::logic_error.
+  template <detail::finish_callback F>
+  void on_finish(F&& callback) {
+    if (finisher_ != nullptr) {
+      throw std::logic_error("fjord::task_group::on_finish: called twice on one group");
     }
-    return stop_.stop_requested() ? task_group_status::canceled : task_group_status::complete;
+    finisher_ =
+        std::make_unique<detail::group_finisher_of<std::decay_t<F>>>(std::forward<F>(callback));
+    // The hold's RMW publishes finisher_ to the child that will finish.
+    if ((latch_.take_hold() & detail::completion_latch::max_count) == 0) {
+      finish();  // nothing pending
+    }
   }
 
   // Requests stop: children not yet started are skipped.
@@ -120,6 +192,58 @@ class task_group {
     task_group* group;
     void operator()() const noexcept { group->cancel(); }
   };
+
+  task_group_status result() {
+    if (error_ != nullptr) {
+      std::exception_ptr e = std::exchange(error_, nullptr);
+      error_claimed_.store(false, std::memory_order_relaxed);
+      std::rethrow_exception(e);
+    }
+    return stop_.stop_requested() ? task_group_status::canceled : task_group_status::complete;
+  }
+
+  task_group_status wait_until_steady(detail::steady_deadline deadline) {
+    if (latch_.count() != 0 && !pool_->wait_until(latch_, deadline)) {
+      return task_group_status::timeout;
+    }
+    return result();
+  }
+
+  // A child finished, ran or not (or one that run() could not start).
+  void child_done() noexcept {
+    // Read before the count-down, the group's last touch: its waiter may
+    // destroy it from then on.
+    detail::pool_core* pool = pool_;
+    const void* address = latch_.futex_address();
+    const detail::completion_latch::held_count_down r = latch_.count_down_held();
+    if (r.finish) [[unlikely]] {
+      finish();  // the hold keeps the group alive until finish() drops it
+      return;
+    }
+    pool->wake_latch_waiter(address, r.waiter);
+  }
+
+  // Every child has finished and the hold keeps the group alive: run the
+  // callback, mark the group finished, drop the hold.
+  void finish() noexcept {
+    // The children's acq_rel count-downs ordered their error_ and stop
+    // writes before the RMW that left only the hold, which we read.
+    std::exception_ptr e;
+    if (error_claimed_.load(std::memory_order_relaxed)) {
+      e = std::exchange(error_, nullptr);
+    }
+    const task_group_status status =
+        stop_.stop_requested() ? task_group_status::canceled : task_group_status::complete;
+    try {
+      finisher_->run(status, std::move(e));
+    } catch (...) {
+      pool_->report_unhandled(std::current_exception());
+    }
+    finished_.store(true, std::memory_order_release);
+    detail::pool_core* pool = pool_;
+    const void* address = latch_.futex_address();
+    pool->wake_latch_waiter(address, latch_.release_hold());
+  }
 
   static pool& pool_for_caller() {
     pool* p = current_pool();
@@ -143,6 +267,8 @@ class task_group {
   std::atomic<bool> error_claimed_{false};
   std::exception_ptr error_;
   std::optional<std::stop_callback<canceler>> link_;
+  std::unique_ptr<detail::group_finisher> finisher_;  // set by on_finish
+  std::atomic<bool> finished_{false};                 // the callback ran
 };
 
 template <class F>
@@ -162,8 +288,7 @@ void detail::group_job<F>::execute(job* j) noexcept {
   }
   self->~group_job();
   job_heap::deallocate(self);
-  // Last touch of the group: its waiter may destroy it from here on.
-  g->pool_->count_down(g->latch_);
+  g->child_done();
 }
 
 }  // namespace fjord

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -59,6 +60,64 @@ TEST(completion_latch, stress_foreign_waiter_destroys_latch_at_once) {
     }
   }
   SUCCEED();
+}
+
+TEST(completion_latch, a_hold_finishes_exactly_once_with_the_last_child) {
+  completion_latch latch(3);
+  EXPECT_EQ(latch.take_hold() & completion_latch::max_count, 3u);
+  EXPECT_FALSE(latch.count_down_held().finish);
+  EXPECT_FALSE(latch.count_down_held().finish);
+  const completion_latch::held_count_down last = latch.count_down_held();
+  EXPECT_TRUE(last.finish);  // only the hold is left
+  EXPECT_FALSE(latch.done());
+  static_cast<void>(latch.release_hold());
+  EXPECT_TRUE(latch.done());
+  EXPECT_EQ(latch.count(), 0u);
+}
+
+TEST(completion_latch, releasing_the_hold_last_wakes_the_waiter) {
+  completion_latch latch(1);
+  static_cast<void>(latch.take_hold());
+  EXPECT_FALSE(latch.set_waiter(7));
+  EXPECT_TRUE(latch.count_down_held().finish);
+  EXPECT_EQ(latch.release_hold(), 7u);
+}
+
+TEST(completion_latch, a_hold_on_an_empty_latch_reports_nothing_pending) {
+  completion_latch latch(0);
+  EXPECT_EQ(latch.take_hold() & completion_latch::max_count, 0u);
+  EXPECT_EQ(latch.release_hold(), completion_latch::no_waiter);
+  EXPECT_TRUE(latch.done());
+}
+
+TEST(completion_latch, the_count_is_limited_to_31_bits) {
+  completion_latch latch(completion_latch::max_count);
+  EXPECT_THROW(latch.add(1), std::length_error);
+  EXPECT_EQ(latch.count(), completion_latch::max_count);
+}
+
+TEST(completion_latch, stress_exactly_one_finisher) {
+  for (int round = 0; round < 500; ++round) {
+    completion_latch latch(4);
+    std::atomic<int> finishers{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&] {
+        if (latch.count_down_held().finish) {
+          finishers.fetch_add(1);
+        }
+      });
+    }
+    if ((latch.take_hold() & completion_latch::max_count) == 0) {
+      finishers.fetch_add(1);  // every child was done: the holder finishes
+    }
+    for (auto& t : threads) {
+      t.join();
+    }
+    ASSERT_EQ(finishers.load(), 1) << "round " << round;
+    static_cast<void>(latch.release_hold());
+    ASSERT_TRUE(latch.done());
+  }
 }
 
 }  // namespace

@@ -32,12 +32,49 @@ class completion_latch {
   // From a word made by pack() ahead of time (a worker's join word).
   explicit completion_latch(raw_word w) noexcept : word_(w.value) {}
 
-  void add(std::uint32_t n = 1) {
+  // The count's top bit marks a finish hold (finish_hold()): the count
+  // proper has 31 bits.
+  static constexpr std::uint32_t hold_bit = std::uint32_t{1} << 31;
+  static constexpr std::uint32_t max_count = hold_bit - 1;
+
+  // Returns the count before the addition (with hold_bit, if a hold is set).
+  std::uint32_t add(std::uint32_t n = 1) {
     const std::uint64_t old = word_.fetch_add(n, std::memory_order_relaxed);
-    if (count_of(old) + std::uint64_t{n} > 0xFFFF'FFFFu) {
+    if ((count_of(old) & max_count) + std::uint64_t{n} > max_count) {
       word_.fetch_sub(n, std::memory_order_relaxed);
-      throw std::length_error("fjord: more than 4294967295 pending children in one group");
+      throw std::length_error("fjord: more than 2147483647 pending children in one group");
     }
+    return count_of(old);
+  }
+
+  // A finish hold: one more count, flagged by hold_bit, taken once. Children
+  // counting down with count_down_held() learn which of them leaves only the
+  // hold: that one runs the finishing action, then release_hold() drops the
+  // hold (and the flag) and wakes the waiter if that was the last count.
+  // Returns the count before the hold, so the caller sees whether no child
+  // was pending (then it finishes itself). acq_rel: the caller's stores
+  // before taking the hold (the action) reach the finishing child, whose
+  // count_down_held() reads this in the RMW chain.
+  std::uint32_t take_hold() noexcept {
+    return count_of(word_.fetch_add(hold_bit + 1, std::memory_order_acq_rel));
+  }
+
+  struct held_count_down {
+    std::uint32_t waiter;  // to wake, as count_down() returns it
+    bool finish;           // only the hold is left: run the finishing action
+  };
+  [[nodiscard]] held_count_down count_down_held() noexcept {
+    const std::uint64_t old = word_.fetch_sub(1, std::memory_order_acq_rel);
+    if (count_of(old) == hold_bit + 2) {
+      return {no_waiter, true};
+    }
+    return {count_of(old) == 1 ? waiter_of(old) : no_waiter, false};
+  }
+
+  // Drops the hold; returns the waiter to wake, as count_down() does.
+  [[nodiscard]] std::uint32_t release_hold() noexcept {
+    const std::uint64_t old = word_.fetch_sub(hold_bit + 1, std::memory_order_acq_rel);
+    return count_of(old) == hold_bit + 1 ? waiter_of(old) : no_waiter;
   }
 
   // Returns the waiter to wake (no_waiter if none, or count not yet zero).

@@ -242,7 +242,13 @@ class pool_core {
   // destroyed by its waiter as soon as this starts to return.
   void count_down(completion_latch& latch) noexcept {
     const void* address = latch.futex_address();
-    const std::uint32_t waiter = latch.count_down();
+    wake_latch_waiter(address, latch.count_down());
+  }
+
+  // Wakes the waiter a completion_latch operation returned (no_waiter:
+  // nobody); address is the latch's futex_address(), taken before the
+  // operation.
+  void wake_latch_waiter(const void* address, std::uint32_t waiter) noexcept {
     if (waiter == completion_latch::foreign_waiter) {
       completion_latch::wake_foreign(address);
     } else if (waiter != completion_latch::no_waiter) {

@@ -14,6 +14,7 @@
 
 #include "fjord/detail/blocking_section.hpp"
 #include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/worker_placement.hpp"
 #include "fjord/detail/worker_thread.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/shutdown_error.hpp"
@@ -67,6 +68,14 @@ std::size_t validated_worker_count(const pool_options& o) {
                                 std::to_string(max_workers) + ", got " +
                                 std::to_string(o.max_spare_threads));
   }
+  if (o.cpus) {
+    validate_cpus(*o.cpus);
+    return o.workers.value_or(o.cpus->size());
+  }
+  if (o.pin_each_worker) {
+    throw std::invalid_argument(
+        "fjord::pool_options::pin_each_worker needs pool_options::cpus to say which CPUs");
+  }
   return o.workers.value_or(available_cpus());
 }
 
@@ -81,6 +90,10 @@ pool_core::pool_core(const pool_options& options)
       workers_(std::make_unique<std::unique_ptr<worker>[]>(max_threads_)),
       spin_budget_(options.spin_budget),
       unhandled_handler_(options.unhandled_exception_handler),
+      cpus_(options.cpus.value_or(std::vector<unsigned>{})),
+      pin_each_worker_(options.pin_each_worker),
+      on_thread_start_(options.on_thread_start),
+      on_thread_stop_(options.on_thread_stop),
       id_(next_pool_id.fetch_add(1, std::memory_order_relaxed)),
       fork_generation_(fork_generation()) {
   init_asymmetric_fences();
@@ -157,9 +170,28 @@ void pool_core::thread_main(void* w) noexcept {
   }
   pthread_setname_np(pthread_self(), name.c_str());
   const worker_thread_scope stack(name.c_str());
+  if (!pool.cpus_.empty()) {
+    // Checked against the process's mask when the pool was made; a mask
+    // narrowed since then leaves the thread where the system allows it.
+    static_cast<void>(place_this_thread(pool.cpus_, pool.pin_each_worker_, self.index, pool.size_));
+  }
+  pool.run_thread_hook(pool.on_thread_start_, self.index);
   // Apart from the set-up above: the hot loop stays small enough to inline
   // next_job() into it.
   pool.worker_main(self);
+  pool.run_thread_hook(pool.on_thread_stop_, self.index);
+}
+
+void pool_core::run_thread_hook(const std::function<void(std::size_t)>& hook,
+                                std::size_t index) noexcept {
+  if (!hook) {
+    return;
+  }
+  try {
+    hook(index);
+  } catch (...) {
+    report_unhandled(std::current_exception());
+  }
 }
 
 bool pool_core::shut_down(bool abandon_parked) noexcept {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace fjord {
 
@@ -41,6 +42,25 @@ struct pool_options {
   // "Blocking"). Spares retire when the blocked workers return and are
   // kept for reuse. 0 turns compensation off.
   std::size_t max_spare_threads = 256;
+
+  // CPUs (Linux numbers) the pool's threads run on. Unset: wherever the
+  // process may run. Every CPU must be in the process's affinity mask, and
+  // an empty or repeating list is an error. With cpus set and `workers`
+  // unset, the pool has one worker per listed CPU.
+  std::optional<std::vector<unsigned>> cpus;
+
+  // With cpus: worker i runs on cpus[i % cpus.size()] alone (spare threads,
+  // which stand in for any worker, use the whole list). Without: every
+  // thread may use the whole list.
+  bool pin_each_worker = false;
+
+  // Called on each of the pool's threads (spares included) before its first
+  // job and after its last, with the thread's index: 0 to size()-1 for the
+  // workers, size() and up for spares. The place to set a scheduling
+  // policy, a thread priority or thread-local state. An exception leaving a
+  // hook goes to unhandled_exception_handler.
+  std::function<void(std::size_t)> on_thread_start;
+  std::function<void(std::size_t)> on_thread_stop;
 
   // Called on a worker with the exception of a posted (fire-and-forget) job.
   // Unset: print it and std::terminate, as an exception leaving std::thread does.

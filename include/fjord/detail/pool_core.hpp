@@ -307,6 +307,7 @@ class pool_core {
   };
 
   static void thread_main(void* w) noexcept;
+  void run_thread_hook(const std::function<void(std::size_t)>& hook, std::size_t index) noexcept;
   static void forget_lanes_in_fork_children() noexcept;
   void worker_main(worker& w) noexcept;
   // Makes the next worker (index thread_count()) and starts its thread;
@@ -405,6 +406,10 @@ class pool_core {
   std::size_t shard_mask_ = 0;
   std::chrono::nanoseconds spin_budget_;
   std::function<void(std::exception_ptr)> unhandled_handler_;
+  const std::vector<unsigned> cpus_;  // empty: no placement
+  const bool pin_each_worker_;
+  const std::function<void(std::size_t)> on_thread_start_;
+  const std::function<void(std::size_t)> on_thread_stop_;
 
   // Lanes of foreign threads. The array only grows while the pool lives; a
   // lane whose thread left is adopted by the next thread that needs one.

@@ -227,10 +227,15 @@ bool pool_core::shut_down(bool abandon_parked) noexcept {
       std::this_thread::yield();
     }
   }
-  for (const auto& s : shards_) {
-    while (s->submitters.load(std::memory_order_seq_cst) != 0) {
+  const auto wait_for_submitters = [](const shard& s) {
+    while (s.submitters.load(std::memory_order_seq_cst) != 0) {
       std::this_thread::yield();
     }
+  };
+  wait_for_submitters(high_);
+  wait_for_submitters(low_);
+  for (const auto& s : shards_) {
+    wait_for_submitters(*s);
   }
   // A paused pool could never drain.
   resume();
@@ -554,10 +559,26 @@ void pool_core::inject(job* first, job* last) {
   push_to_queue(first, last);
 }
 
+void check_priority(priority p) {
+  if (p != priority::high && p != priority::normal && p != priority::low) {
+    throw std::invalid_argument("fjord: priority " + std::to_string(static_cast<int>(p)) +
+                                " is none of high (0), normal (1) and low (2)");
+  }
+}
+
+void pool_core::push_to_level(priority p, job* first, job* last) {
+  push_to_shard(p == priority::high ? high_ : low_, first, last);
+}
+
 void pool_core::push_to_queue(job* first, job* last) {
   worker* w = current_worker;
   const bool own = (w != nullptr && w->pool == this);
-  shard& s = *shards_[own ? (w->index & shard_mask_) : shard_for_this_thread()];
+  push_to_shard(*shards_[own ? (w->index & shard_mask_) : shard_for_this_thread()], first, last);
+}
+
+void pool_core::push_to_shard(shard& s, job* first, job* last) {
+  worker* w = current_worker;
+  const bool own = (w != nullptr && w->pool == this);
   if (!own) {
     if (fork_generation_ != fork_generation()) [[unlikely]] {
       throw_forked();

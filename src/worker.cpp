@@ -26,7 +26,10 @@ job* pool_core::next_job(worker& w, const completion_latch* until, deadline_t de
   job* j = nullptr;
   if (++w.ticks >= injection_check_interval) {
     w.ticks = 0;
-    j = take_injected(w);
+    j = take_injected_fairly(w);
+  } else if (high_.queue.maybe_nonempty_hint()) [[unlikely]] {
+    // High priority goes before the deque, at every job boundary.
+    j = take_batch(w, high_);
   }
   if (j == nullptr) {
     j = w.deque.pop();
@@ -203,8 +206,42 @@ std::size_t pool_core::take_from_queue(shard& s, job** batch) noexcept {
   return n;
 }
 
-job* pool_core::take_injected(worker& w) noexcept {
+job* pool_core::take_one(shard& s) noexcept {
+  if (!s.queue.maybe_nonempty() || !s.queue.try_lock_consumer()) {
+    return nullptr;
+  }
+  job* j = s.queue.pop();
+  s.queue.unlock_consumer();
+  return j;
+}
+
+job* pool_core::take_batch(worker& w, shard& s) noexcept {
   job* batch[injection_batch];
+  return keep_batch(w, batch, take_from_queue(s, batch));
+}
+
+job* pool_core::take_injected_fairly(worker& w) noexcept {
+  if ((++w.fair_turns & 3) == 0) {
+    if (job* j = take_one(low_)) {
+      w.counters.injected_taken.bump();
+      return j;
+    }
+  }
+  job* batch[injection_batch];
+  if (job* j = keep_batch(w, batch, take_normal(w, batch))) {
+    return j;
+  }
+  if (job* j = take_batch(w, high_)) {
+    return j;
+  }
+  if (job* j = take_one(low_)) {
+    w.counters.injected_taken.bump();
+    return j;
+  }
+  return nullptr;
+}
+
+std::size_t pool_core::take_normal(worker& w, job** batch) noexcept {
   // Lanes and linked queues take turns, so neither can starve the other
   // while producers keep it busy.
   w.lanes_first = !w.lanes_first;
@@ -215,6 +252,25 @@ job* pool_core::take_injected(worker& w) noexcept {
   if (n == 0 && !w.lanes_first) {
     n = take_from_lanes(w, batch);
   }
+  return n;
+}
+
+job* pool_core::take_injected(worker& w) noexcept {
+  if (job* j = take_batch(w, high_)) {
+    return j;
+  }
+  job* batch[injection_batch];
+  if (job* j = keep_batch(w, batch, take_normal(w, batch))) {
+    return j;
+  }
+  if (job* j = take_one(low_)) {
+    w.counters.injected_taken.bump();
+    return j;
+  }
+  return nullptr;
+}
+
+job* pool_core::keep_batch(worker& w, job** batch, std::size_t n) noexcept {
   if (n == 0) {
     return nullptr;
   }
@@ -354,6 +410,9 @@ job* pool_core::search(worker& w, const completion_latch* until, deadline_t dead
 }
 
 bool pool_core::any_work_visible() const noexcept {
+  if (high_.queue.maybe_nonempty() || low_.queue.maybe_nonempty()) {
+    return true;
+  }
   for (const auto& s : shards_) {
     if (s->queue.maybe_nonempty()) {
       return true;

@@ -20,6 +20,7 @@
 #include "fjord/pool.hpp"
 #include "fjord/pool_options.hpp"
 #include "fjord/pool_stats.hpp"
+#include "fjord/priority.hpp"
 #include "fjord/scalable_allocator.hpp"
 #include "fjord/scalable_memory.hpp"
 #include "fjord/scalable_memory_resource.hpp"

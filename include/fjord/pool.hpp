@@ -18,6 +18,7 @@
 #include "fjord/future.hpp"
 #include "fjord/pool_options.hpp"
 #include "fjord/pool_stats.hpp"
+#include "fjord/priority.hpp"
 #include "fjord/scalable_memory.hpp"
 #include "fjord/shutdown_error.hpp"
 
@@ -180,6 +181,27 @@ class pool {
     }
   }
 
+  // post(f) at a priority (fjord::priority): high runs before waiting
+  // normal and low work, low only when nothing else waits (never starved).
+  // Throws std::invalid_argument for a value that is no priority.
+  template <detail::storable_callable F>
+  void post(priority level, F&& f) {
+    detail::check_priority(level);
+    if (level == priority::normal) {
+      post(std::forward<F>(f));
+      return;
+    }
+    using job_t = detail::posted_job<std::decay_t<F>>;
+    auto* j = detail::construct_job<job_t>(core_->allocate_job(sizeof(job_t), alignof(job_t)),
+                                           std::forward<F>(f), core_);
+    try {
+      core_->push_to_level(level, j, j);
+    } catch (...) {
+      destroy_unrun(j);
+      throw;
+    }
+  }
+
   // Posts every callable in the range with one enqueue operation.
   template <detail::callable_range R>
   void post_bulk(R&& callables) {
@@ -216,12 +238,19 @@ class pool {
   // Runs f() on some worker; the future gives its result or exception.
   template <detail::storable_callable F>
   [[nodiscard]] auto submit(F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>> {
+    return submit(priority::normal, std::forward<F>(f));
+  }
+  // The same at a priority (see post(priority, f)).
+  template <detail::storable_callable F>
+  [[nodiscard]] auto submit(priority level, F&& f)
+      -> future<std::invoke_result_t<std::decay_t<F>&>> {
+    detail::check_priority(level);
     using value_t = std::invoke_result_t<std::decay_t<F>&>;
     using job_t = detail::submitted_job<std::decay_t<F>, value_t>;
     auto* j = job_t::make(std::forward<F>(f), core_);
     future<value_t> result(j);
     try {
-      core_->enqueue(j);
+      core_->enqueue(j, level);
     } catch (...) {
       j->release();  // the job's reference; `result` drops the other
       throw;
@@ -263,6 +292,12 @@ class pool {
   // pool's workers (at once if it already runs on one).
   [[nodiscard]] detail::schedule_awaiter schedule() noexcept {
     return detail::schedule_awaiter(*core_);
+  }
+  // The same, waiting at a priority when it suspends (already on one of
+  // this pool's workers, it carries on).
+  [[nodiscard]] detail::schedule_awaiter schedule(priority level) {
+    detail::check_priority(level);
+    return detail::schedule_awaiter(*core_, level);
   }
 
   // Blocks until the pool has nothing to do: every job submitted so far

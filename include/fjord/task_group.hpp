@@ -20,6 +20,7 @@
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/worker.hpp"
 #include "fjord/pool.hpp"
+#include "fjord/priority.hpp"
 
 namespace fjord {
 
@@ -96,6 +97,10 @@ class task_group {
   task_group(pool& p, std::stop_token stop) : pool_(&p.core()) {
     link_.emplace(std::move(stop), canceler{this});
   }
+  // Children wait to start at the given priority (see fjord::priority).
+  task_group(pool& p, priority level) : pool_(&p.core()), level_(level) {
+    detail::check_priority(level);
+  }
   task_group(const task_group&) = delete;
   task_group& operator=(const task_group&) = delete;
 
@@ -131,7 +136,7 @@ class task_group {
       throw;
     }
     try {
-      pool_->enqueue(j);
+      pool_->enqueue(j, level_);
     } catch (...) {
       j->~job_t();
       detail::job_heap::deallocate_unrun(j);
@@ -267,6 +272,7 @@ class task_group {
   std::atomic<bool> error_claimed_{false};
   std::exception_ptr error_;
   std::optional<std::stop_callback<canceler>> link_;
+  priority level_ = priority::normal;
   std::unique_ptr<detail::group_finisher> finisher_;  // set by on_finish
   std::atomic<bool> finished_{false};                 // the callback ran
 };

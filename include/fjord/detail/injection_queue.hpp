@@ -49,6 +49,14 @@ class injection_queue {
            head_.load(std::memory_order_relaxed) != &sentinel_;
   }
 
+  // A cheaper hint, for a check made at every job boundary: the tail alone,
+  // relaxed. It may miss a job for a moment (a consumer between putting the
+  // sentinel back and taking the last node), never for good: the next
+  // maybe_nonempty() or pop() sees it.
+  bool maybe_nonempty_hint() const noexcept {
+    return tail_.load(std::memory_order_relaxed) != &sentinel_;
+  }
+
   bool try_lock_consumer() noexcept {
     return !consumer_busy_.load(std::memory_order_relaxed) &&
            !consumer_busy_.exchange(true, std::memory_order_acquire);

@@ -27,6 +27,7 @@
 #include "fjord/detail/worker.hpp"
 #include "fjord/pool_options.hpp"
 #include "fjord/pool_stats.hpp"
+#include "fjord/priority.hpp"
 
 namespace fjord::detail {
 
@@ -80,6 +81,19 @@ class pool_core {
     }
     inject(j, j);
   }
+
+  // At priority p: normal is enqueue(j); high and low go to that level's
+  // queue, from any thread (docs/scheduler.md, "Priorities").
+  void enqueue(job* j, priority p) {
+    if (p == priority::normal) {
+      enqueue(j);
+    } else {
+      push_to_level(p, j, j);
+    }
+  }
+  // Any thread: the chain first..last on level p's queue (not normal).
+  // Throws like inject().
+  void push_to_level(priority p, job* first, job* last);
 
   // Any thread. Enqueues the chain first..last (linked through job::next)
   // on the injection path.
@@ -306,6 +320,9 @@ class pool_core {
     alignas(false_sharing_range) std::atomic<std::uint32_t> submitters{0};
   };
 
+  // push_to_queue / push_to_level: the chain on s, with the shutdown
+  // handshake for callers from outside.
+  void push_to_shard(shard& s, job* first, job* last);
   static void thread_main(void* w) noexcept;
   void run_thread_hook(const std::function<void(std::size_t)>& hook, std::size_t index) noexcept;
   static void forget_lanes_in_fork_children() noexcept;
@@ -352,6 +369,20 @@ class pool_core {
   // queues first), else a search; nullptr when the search gave up.
   job* next_job(worker& w, const completion_latch* until, deadline_t deadline) noexcept;
   job* take_injected(worker& w) noexcept;
+  // Normal-priority work from the lanes and shards into batch; the count.
+  std::size_t take_normal(worker& w, job** batch) noexcept;
+  // At a job boundary every injection_check_interval jobs: low (every
+  // fourth time), normal, then high, so neither starves under a flood of
+  // higher-priority work.
+  job* take_injected_fairly(worker& w) noexcept;
+  // Up to a batch from s: the first returned, the rest on w's deque.
+  job* take_batch(worker& w, shard& s) noexcept;
+  // One job from s (low priority: none parked on a deque where it would
+  // pass normal work).
+  static job* take_one(shard& s) noexcept;
+  // The batch taken from an injection path: batch[0] to run, the rest
+  // pushed on w's deque oldest first.
+  job* keep_batch(worker& w, job** batch, std::size_t n) noexcept;
   std::size_t take_from_lanes(worker& w, job** batch) noexcept;
   static std::size_t take_from_queue(shard& s, job** batch) noexcept;
   job* steal_round(worker& w) noexcept;
@@ -402,6 +433,10 @@ class pool_core {
   std::atomic<std::size_t> thread_count_{0};
   job_recycler recycler_;  // destroyed after the workers' threads are joined
   std::vector<std::unique_ptr<shard>> shards_;
+  // Queues of the high and low priority levels (normal work takes the lanes
+  // and shards).
+  shard high_;
+  shard low_;
 
   std::size_t shard_mask_ = 0;
   std::chrono::nanoseconds spin_budget_;

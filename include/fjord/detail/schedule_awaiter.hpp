@@ -12,10 +12,12 @@ namespace fjord::detail {
 // workers. Already on one: carries on without suspending. The job lives in
 // this awaiter, inside the suspended frame: no allocation. From a thread
 // outside the pool after its destruction began, the co_await throws
-// fjord::shutdown_error in the coroutine.
+// fjord::shutdown_error in the coroutine. With a priority, the coroutine
+// waits in that level's queue.
 class schedule_awaiter : resume_job {
  public:
-  explicit schedule_awaiter(pool_core& p) noexcept : pool_(&p) {}
+  explicit schedule_awaiter(pool_core& p, priority level = priority::normal) noexcept
+      : pool_(&p), level_(level) {}
 
   bool await_ready() const noexcept {
     const worker* w = current_worker;
@@ -23,12 +25,17 @@ class schedule_awaiter : resume_job {
   }
   void await_suspend(std::coroutine_handle<> h) {
     handle = h;
-    pool_->inject(this, this);
+    if (level_ == priority::normal) {
+      pool_->inject(this, this);
+    } else {
+      pool_->push_to_level(level_, this, this);
+    }
   }
   void await_resume() const noexcept {}
 
  private:
   pool_core* pool_;
+  priority level_;
 };
 
 // co_await fjord::yield(): lets the worker run its other work first. The

@@ -62,6 +62,7 @@ struct alignas(false_sharing_range) worker {
   std::uint32_t ticks = 0;           // jobs run since the injection queues were last checked
   bool lanes_first = false;          // which injection path take_injected tries first
   std::size_t lane_cursor = 0;       // the submission lane take_injected tries first
+  std::uint32_t fair_turns = 0;      // take_injected_fairly calls (low goes first every fourth)
   std::uint32_t blocking_depth = 0;  // nested blocking sections (begin_blocking)
 
   // idle: guarded by pool_core::idle_mutex_

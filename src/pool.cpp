@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "fjord/detail/blocking_section.hpp"
+#include "fjord/detail/futex.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/worker_placement.hpp"
 #include "fjord/detail/worker_thread.hpp"
@@ -175,6 +176,16 @@ void pool_core::thread_main(void* w) noexcept {
     // narrowed since then leaves the thread where the system allows it.
     static_cast<void>(place_this_thread(pool.cpus_, pool.pin_each_worker_, self.index, pool.size_));
   }
+  // A stand-in starts counted as a searcher: not during a hook, which may
+  // take long (pushers would wake nobody meanwhile).
+  if (self.searching) {
+    pool.stop_searching(self);
+  }
+  // The start hook runs as one of the pool's threads (wait_idle() from it
+  // is refused, close() only refuses new work, a post goes to its own
+  // deque). The stop hook runs once the pool has ended, as a thread of no
+  // pool: a post from it throws shutdown_error (nobody would run it).
+  current_worker = &self;
   pool.run_thread_hook(pool.on_thread_start_, self.index);
   // Apart from the set-up above: the hot loop stays small enough to inline
   // next_job() into it.
@@ -352,11 +363,22 @@ void pool_core::start_stand_in() noexcept {
     return;
   }
   // The system refused a thread: the worker blocks uncompensated.
-  std::lock_guard lock(idle_mutex_);
-  --reserved_;
-  --running_;
-  update_surplus_locked();
-  census_.fetch_sub(searcher_one, std::memory_order_seq_cst);
+  bool ended = false;
+  {
+    std::lock_guard lock(idle_mutex_);
+    --reserved_;
+    --running_;
+    update_surplus_locked();
+    census_.fetch_sub(searcher_one, std::memory_order_seq_cst);
+    // Every other thread may have gone idle while this one was pending.
+    if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
+      announce_if_quiescent_locked();
+    }
+    ended = try_end_locked();
+  }
+  if (ended) {
+    wake_all();
+  }
 }
 
 bool pool_core::retire(worker& w) noexcept {
@@ -416,6 +438,12 @@ bool pool_core::try_end_locked() noexcept {
     return false;
   }
   exit_.store(true, std::memory_order_release);
+  // An ended pool is idle: wait_idle() callers go (also when the end
+  // abandoned parked coroutines, which quiescence would wait for).
+  if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
+    idle_epoch_.fetch_add(1, std::memory_order_release);
+    futex_wake_all(&idle_epoch_);
+  }
   return true;
 }
 

@@ -28,8 +28,8 @@ job* pool_core::next_job(worker& w, const completion_latch* until, deadline_t de
     w.ticks = 0;
     j = take_injected_fairly(w);
   } else if (high_.queue.maybe_nonempty_hint()) [[unlikely]] {
-    // High priority goes before the deque, at every job boundary.
-    j = take_batch(w, high_);
+    // High priority goes before the deque, at every other job boundary.
+    j = take_one(high_);
   }
   if (j == nullptr) {
     j = w.deque.pop();
@@ -215,11 +215,6 @@ job* pool_core::take_one(shard& s) noexcept {
   return j;
 }
 
-job* pool_core::take_batch(worker& w, shard& s) noexcept {
-  job* batch[injection_batch];
-  return keep_batch(w, batch, take_from_queue(s, batch));
-}
-
 job* pool_core::take_injected_fairly(worker& w) noexcept {
   if ((++w.fair_turns & 3) == 0) {
     if (job* j = take_one(low_)) {
@@ -228,17 +223,7 @@ job* pool_core::take_injected_fairly(worker& w) noexcept {
     }
   }
   job* batch[injection_batch];
-  if (job* j = keep_batch(w, batch, take_normal(w, batch))) {
-    return j;
-  }
-  if (job* j = take_batch(w, high_)) {
-    return j;
-  }
-  if (job* j = take_one(low_)) {
-    w.counters.injected_taken.bump();
-    return j;
-  }
-  return nullptr;
+  return keep_batch(w, batch, take_normal(w, batch));
 }
 
 std::size_t pool_core::take_normal(worker& w, job** batch) noexcept {
@@ -256,7 +241,8 @@ std::size_t pool_core::take_normal(worker& w, job** batch) noexcept {
 }
 
 job* pool_core::take_injected(worker& w) noexcept {
-  if (job* j = take_batch(w, high_)) {
+  if (job* j = take_one(high_)) {
+    w.counters.injected_taken.bump();
     return j;
   }
   job* batch[injection_batch];

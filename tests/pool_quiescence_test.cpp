@@ -313,4 +313,17 @@ TEST(pause, pausing_and_resuming_under_load_runs_every_job_once) {
   }
 }
 
+TEST(pause, a_pause_during_the_drain_is_undone) {
+  std::atomic<int> ran{0};
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  p.post([&] {
+    std::this_thread::sleep_for(30ms);  // close() is draining by now
+    p.pause();
+    ran.fetch_add(1);
+  });
+  p.post([&ran] { ran.fetch_add(1); });
+  p.close();  // hung before pause() checked for a drain
+  EXPECT_EQ(ran.load(), 2);
+}
+
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <stdexcept>
@@ -222,6 +223,25 @@ TEST(priority, shutdown_runs_every_level_and_then_refuses_them) {
     EXPECT_THROW(p.post(fjord::priority::high, [] {}), fjord::shutdown_error);
     EXPECT_THROW(p.post(fjord::priority::low, [] {}), fjord::shutdown_error);
   }
+}
+
+TEST(priority, jobs_on_a_deque_are_not_starved_by_a_flood_of_high_work) {
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  std::atomic<bool> stop{false};
+  std::atomic<int> count{0};
+  std::atomic<int> normal{0};
+  // A batch of normal work, most of which lands on the worker's deque.
+  std::vector<std::function<void()>> batch(32, [&] {
+    if (normal.fetch_add(1) + 1 == 32) {
+      stop = true;
+    }
+  });
+  p.post(fjord::priority::high, flood{&p, &stop, &count, fjord::priority::high, true});
+  p.post_bulk(batch);
+  p.wait_idle();
+  EXPECT_EQ(normal.load(), 32);
+  // A fair turn every 61 jobs runs one of them.
+  EXPECT_LT(count.load(), 32 * 61 * 2) << "the batch waited behind " << count.load() << " jobs";
 }
 
 }  // namespace

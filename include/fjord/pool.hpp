@@ -319,10 +319,12 @@ class pool {
   void close() noexcept { static_cast<void>(core_->shut_down()); }
   bool is_closed() const noexcept { return core_->is_shut_down(); }
 
-  // Stops workers from starting jobs: a job already running finishes
-  // (with the fork-join children it waits for), every other job waits,
-  // submitted work included, until resume(). Closing or destroying a
-  // paused pool resumes it. Any thread; idempotent.
+  // Stops workers from starting jobs from their main loop: a job already
+  // running finishes, and a worker waiting inside one (a join, a group
+  // wait) keeps helping, so it may still start queued jobs; every other
+  // job waits, submitted work included, until resume(). Closing or
+  // destroying a pool resumes it, and a pause during the drain is undone.
+  // Any thread; idempotent.
   void pause() noexcept { core_->pause(); }
   void resume() noexcept { core_->resume(); }
   bool is_paused() const noexcept { return core_->is_paused(); }

@@ -58,7 +58,10 @@ struct pool_options {
   // job and after its last, with the thread's index: 0 to size()-1 for the
   // workers, size() and up for spares. The place to set a scheduling
   // policy, a thread priority or thread-local state. An exception leaving a
-  // hook goes to unhandled_exception_handler.
+  // hook goes to unhandled_exception_handler. The start hook runs as one of
+  // the pool's threads (work it posts runs there next); the stop hook runs
+  // after the pool ended: posting from it throws fjord::shutdown_error, and
+  // it must not close or destroy the pool, whose destructor is joining it.
   std::function<void(std::size_t)> on_thread_start;
   std::function<void(std::size_t)> on_thread_stop;
 

@@ -154,7 +154,9 @@ class task_group {
   }
 
   // Waits at most until the deadline: task_group_status::timeout if children
-  // are still running then (nothing is canceled), else as wait().
+  // are still running then (nothing is canceled), else as wait(). On a
+  // worker of the pool the wait helps by running other jobs, and returns
+  // only when the job in hand finishes: possibly past the deadline.
   template <class Rep, class Period>
   task_group_status wait_for(const std::chrono::duration<Rep, Period>& timeout) {
     return wait_until_steady(detail::deadline_after(timeout));
@@ -171,6 +173,8 @@ class task_group {
   // an exception leaving the callback goes to the pool's
   // unhandled_exception_handler. Once the callback started, run() throws
   // std::logic_error. Calling on_finish twice throws std::logic_error.
+  // The group is alive while the callback runs, which must therefore not
+  // destroy it nor wait on it (its destructor would wait for the callback).
   template <detail::finish_callback F>
   void on_finish(F&& callback) {
     if (finisher_ != nullptr) {

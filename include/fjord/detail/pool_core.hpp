@@ -175,7 +175,15 @@ class pool_core {
 
   // Workers start no job once they see the pause (docs/scheduler.md,
   // "Pause"); resume() lets them go on. Any thread; idempotent.
-  void pause() noexcept { paused_.store(1, std::memory_order_seq_cst); }
+  void pause() noexcept {
+    paused_.store(1, std::memory_order_seq_cst);
+    // Against shut_down(), which stores stopping_ and then resumes: either
+    // it sees our pause or we see it stopping (seq_cst both sides), so a
+    // pool being drained never stays paused.
+    if (stopping_.load(std::memory_order_seq_cst)) {
+      resume();
+    }
+  }
   void resume() noexcept;
   bool is_paused() const noexcept { return paused_.load(std::memory_order_relaxed) != 0; }
 
@@ -372,13 +380,12 @@ class pool_core {
   // Normal-priority work from the lanes and shards into batch; the count.
   std::size_t take_normal(worker& w, job** batch) noexcept;
   // At a job boundary every injection_check_interval jobs: low (every
-  // fourth time), normal, then high, so neither starves under a flood of
-  // higher-priority work.
+  // fourth time), then normal; nullptr sends the caller to its deque, so
+  // neither injected normal work nor the deque starves under a flood of
+  // high-priority work.
   job* take_injected_fairly(worker& w) noexcept;
-  // Up to a batch from s: the first returned, the rest on w's deque.
-  job* take_batch(worker& w, shard& s) noexcept;
-  // One job from s (low priority: none parked on a deque where it would
-  // pass normal work).
+  // One job from s: high and low jobs are never parked on a deque, where
+  // they would lose their level.
   static job* take_one(shard& s) noexcept;
   // The batch taken from an injection path: batch[0] to run, the rest
   // pushed on w's deque oldest first.

@@ -42,8 +42,7 @@ struct group_finisher {
 
 template <class F>
 struct group_finisher_of final : group_finisher {
-  template <class G>
-  explicit group_finisher_of(G&& g) : fn(std::forward<G>(g)) {}
+  explicit group_finisher_of(F f) : fn(std::move(f)) {}
   void run(task_group_status status, std::exception_ptr error) override {
     std::invoke(fn, status, std::move(error));
   }

@@ -587,11 +587,9 @@ void pool_core::inject(job* first, job* last) {
   push_to_queue(first, last);
 }
 
-void check_priority(priority p) {
-  if (p != priority::high && p != priority::normal && p != priority::low) {
-    throw std::invalid_argument("fjord: priority " + std::to_string(static_cast<int>(p)) +
-                                " is none of high (0), normal (1) and low (2)");
-  }
+void throw_bad_priority(priority p) {
+  throw std::invalid_argument("fjord: priority " + std::to_string(static_cast<int>(p)) +
+                              " is none of high (0), normal (1) and low (2)");
 }
 
 void pool_core::push_to_level(priority p, job* first, job* last) {

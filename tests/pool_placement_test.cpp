@@ -15,6 +15,7 @@
 
 #include "fjord/block_in_place.hpp"
 #include "fjord/pool.hpp"
+#include "fjord/shutdown_error.hpp"
 
 namespace {
 
@@ -180,6 +181,42 @@ TEST(pool_hooks, an_exception_from_a_hook_goes_to_the_handler) {
     EXPECT_EQ(p.invoke([] { return 5; }), 5);  // the pool still works
   }
   EXPECT_EQ(handled.load(), 4);
+}
+
+TEST(pool_hooks, the_start_hook_runs_as_a_pool_thread_and_the_stop_hook_after_the_end) {
+  std::atomic<int> refused_wait{0};
+  std::atomic<int> refused_post{0};
+  std::atomic<int> ran_from_start_hook{0};
+  std::atomic<fjord::pool*> self{nullptr};
+  {
+    fjord::pool p(
+        fjord::pool_options{.workers = 2,
+                            .on_thread_start =
+                                [&](std::size_t) {
+                                  while (self.load() == nullptr) {  // set right after construction
+                                    std::this_thread::yield();
+                                  }
+                                  try {
+                                    self.load()->wait_idle();  // would wait for itself
+                                  } catch (const std::logic_error&) {
+                                    refused_wait.fetch_add(1);
+                                  }
+                                  self.load()->post([&] { ran_from_start_hook.fetch_add(1); });
+                                },
+                            .on_thread_stop =
+                                [&](std::size_t) {
+                                  try {
+                                    self.load()->post([] {});  // nobody would run it
+                                  } catch (const fjord::shutdown_error&) {
+                                    refused_post.fetch_add(1);
+                                  }
+                                }});
+    self.store(&p);
+    p.wait_idle();
+  }
+  EXPECT_EQ(refused_wait.load(), 2);
+  EXPECT_EQ(ran_from_start_hook.load(), 2);
+  EXPECT_EQ(refused_post.load(), 2);
 }
 
 }  // namespace

@@ -166,19 +166,13 @@ class pool {
         lane_refused = true;  // full, busy or none: do not ask it again below
       }
     }
-    using job_t = detail::posted_job<fn_t>;
-    auto* j = detail::construct_job<job_t>(core_->allocate_job(sizeof(job_t), alignof(job_t)),
-                                           std::forward<F>(f), core_);
-    try {
+    post_job(std::forward<F>(f), [this, lane_refused](detail::job* j) {
       if (lane_refused) {
         core_->push_to_queue(j, j);
       } else {
         core_->enqueue(j);
       }
-    } catch (...) {
-      destroy_unrun(j);
-      throw;
-    }
+    });
   }
 
   // post(f) at a priority (fjord::priority): high runs before waiting
@@ -191,15 +185,8 @@ class pool {
       post(std::forward<F>(f));
       return;
     }
-    using job_t = detail::posted_job<std::decay_t<F>>;
-    auto* j = detail::construct_job<job_t>(core_->allocate_job(sizeof(job_t), alignof(job_t)),
-                                           std::forward<F>(f), core_);
-    try {
-      core_->push_to_level(level, j, j);
-    } catch (...) {
-      destroy_unrun(j);
-      throw;
-    }
+    post_job(std::forward<F>(f),
+             [this, level](detail::job* j) { core_->push_to_level(level, j, j); });
   }
 
   // Posts every callable in the range with one enqueue operation.
@@ -238,24 +225,14 @@ class pool {
   // Runs f() on some worker; the future gives its result or exception.
   template <detail::storable_callable F>
   [[nodiscard]] auto submit(F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>> {
-    return submit(priority::normal, std::forward<F>(f));
+    return submit_at(priority::normal, std::forward<F>(f));
   }
   // The same at a priority (see post(priority, f)).
   template <detail::storable_callable F>
   [[nodiscard]] auto submit(priority level, F&& f)
       -> future<std::invoke_result_t<std::decay_t<F>&>> {
     detail::check_priority(level);
-    using value_t = std::invoke_result_t<std::decay_t<F>&>;
-    using job_t = detail::submitted_job<std::decay_t<F>, value_t>;
-    auto* j = job_t::make(std::forward<F>(f), core_);
-    future<value_t> result(j);
-    try {
-      core_->enqueue(j, level);
-    } catch (...) {
-      j->release();  // the job's reference; `result` drops the other
-      throw;
-    }
-    return result;
+    return submit_at(level, std::forward<F>(f));
   }
 
   // Runs f() on a worker of this pool and returns its result (or rethrows).
@@ -341,6 +318,36 @@ class pool {
   detail::pool_core& core() noexcept { return *core_; }
 
  private:
+  // submit() at a level already checked.
+  template <class F>
+  auto submit_at(priority level, F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>> {
+    using value_t = std::invoke_result_t<std::decay_t<F>&>;
+    using job_t = detail::submitted_job<std::decay_t<F>, value_t>;
+    auto* j = job_t::make(std::forward<F>(f), core_);
+    future<value_t> result(j);
+    try {
+      core_->enqueue(j, level);
+    } catch (...) {
+      j->release();  // the job's reference; `result` drops the other
+      throw;
+    }
+    return result;
+  }
+
+  // Builds a posted job for f and hands it to push, freeing it if push throws.
+  template <class F, class Push>
+  void post_job(F&& f, Push push) {
+    using job_t = detail::posted_job<std::decay_t<F>>;
+    auto* j = detail::construct_job<job_t>(core_->allocate_job(sizeof(job_t), alignof(job_t)),
+                                           std::forward<F>(f), core_);
+    try {
+      push(j);
+    } catch (...) {
+      destroy_unrun(j);
+      throw;
+    }
+  }
+
   // Frees a job that was built but could not be enqueued.
   template <class Job>
   static void destroy_unrun(Job* j) noexcept {

@@ -14,8 +14,14 @@ namespace fjord {
 enum class priority : std::uint8_t { high, normal, low };
 
 namespace detail {
-// Throws std::invalid_argument naming a value that is none of the three.
-void check_priority(priority p);
+[[noreturn]] void throw_bad_priority(priority p);
+// Throws std::invalid_argument naming a value that is none of the three
+// (inline: it sits on every submission at a priority).
+inline void check_priority(priority p) {
+  if (static_cast<unsigned>(p) > static_cast<unsigned>(priority::low)) [[unlikely]] {
+    throw_bad_priority(p);
+  }
+}
 }  // namespace detail
 
 }  // namespace fjord

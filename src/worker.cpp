@@ -1,12 +1,14 @@
 // The worker side of the scheduler: the main loop, searching for work,
 // sleeping and waking. docs/scheduler.md argues why no wake-up is lost.
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
 #include "fjord/detail/blocking_section.hpp"
 #include "fjord/detail/futex.hpp"
 #include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/reactor.hpp"
 #include "fjord/detail/sync_wait_loop.hpp"
 #include "fjord/detail/worker_thread.hpp"  // stack_in_use
 
@@ -26,6 +28,7 @@ job* pool_core::next_job(worker& w, const completion_latch* until, deadline_t de
   job* j = nullptr;
   if (++w.ticks >= injection_check_interval) {
     w.ticks = 0;
+    poll_io_between_jobs();
     j = take_injected_fairly(w);
   } else if (high_.queue.maybe_nonempty_hint()) [[unlikely]] {
     // High priority goes before the deque, at every other job boundary.
@@ -453,9 +456,22 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
       ready = true;
     }
   }
+  reactor* poller = nullptr;
   if (!ready) {
     w.counters.parks.bump();
-    if (deadline == deadline_t::max()) {
+    // While a coroutine waits for an fd, one parked worker waits in the
+    // reactor instead (docs/io.md, "Who polls"). seq_cst: after our census
+    // entry, against add_waiter()'s increment and look at the census.
+    reactor* r = reactor::existing();
+    if (r != nullptr && r->has_waiters() && r->try_become_poller()) {
+      poller = r;
+      const auto timeout = deadline == deadline_t::max()
+                               ? std::chrono::nanoseconds(-1)
+                               : std::max(std::chrono::nanoseconds::zero(),
+                                          std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              deadline - std::chrono::steady_clock::now()));
+      w.sleeper.park_polling([r, timeout] { r->wait(timeout); });
+    } else if (deadline == deadline_t::max()) {
       w.sleeper.park();
     } else {
       w.sleeper.park_for(deadline - std::chrono::steady_clock::now());
@@ -481,6 +497,11 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
   if (as_searcher) {
     w.searching = true;  // the waker counted us as a searcher already
   }
+  if (poller != nullptr) {
+    // Awake and out of the census's sleepers: the coroutines resumed go on
+    // our deque, and the push wakes a sleeper if nobody searches.
+    dispatch_io(*poller);
+  }
   if (exit_.load(std::memory_order_acquire)) {
     if (w.searching) {
       stop_searching(w);
@@ -488,6 +509,24 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
     return false;
   }
   return true;
+}
+
+void pool_core::poll_io_between_jobs() noexcept {
+  reactor* r = reactor::existing();
+  if (r != nullptr && r->has_waiters_relaxed() && r->try_become_poller()) {
+    r->poll_now();
+    dispatch_io(*r);
+  }
+}
+
+void pool_core::dispatch_io(reactor& r) noexcept {
+  r.dispatch_and_release();
+  // Handing the role on: if coroutines still wait and nobody polls, a
+  // parked worker takes over. seq_cst (the release above, then these
+  // looks) against add_waiter(), which counts and then looks at the poller.
+  if (r.has_waiters() && !r.has_poller()) {
+    notify_injected();
+  }
 }
 
 void pool_core::wake_one_sleeper() noexcept {

@@ -3,10 +3,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <utility>
 
 #include "fjord/detail/futex.hpp"
 
 namespace fjord::detail {
+
+// Wakes the worker waiting in the reactor (reactor.cpp).
+void interrupt_reactor() noexcept;
 
 // A one-token binary semaphore per thread, in the shape of Rust's futex-based
 // thread parker: unpark() leaves a token (at most one), park() consumes it or
@@ -45,11 +49,32 @@ class parker {
     return state_.exchange(empty, std::memory_order_acquire) == notified;
   }
 
+  // Parks by calling wait(), a wait in the reactor, instead of sleeping on
+  // the futex; unpark() interrupts that wait (docs/io.md, "Who polls").
+  template <class Wait>
+  void park_polling(Wait&& wait) noexcept {
+    if (try_consume()) {
+      return;
+    }
+    if (state_.exchange(polling, std::memory_order_acquire) == notified) {
+      state_.store(empty, std::memory_order_relaxed);
+      return;
+    }
+    std::forward<Wait>(wait)();
+    // Consumes a token that came meanwhile (its interrupt may still be
+    // pending in the reactor: the next poller's wait then returns once
+    // early, which every park loop tolerates).
+    state_.exchange(empty, std::memory_order_acquire);
+  }
+
   void unpark() noexcept {
     // Release pairs with the acquire in park(): what the unparker wrote
     // before unpark() is visible after park() returns.
-    if (state_.exchange(notified, std::memory_order_release) == parked) {
+    const std::uint32_t previous = state_.exchange(notified, std::memory_order_release);
+    if (previous == parked) {
       futex_wake_one(&state_);
+    } else if (previous == polling) {
+      interrupt_reactor();
     }
   }
 
@@ -63,6 +88,7 @@ class parker {
   static constexpr std::uint32_t empty = 0;
   static constexpr std::uint32_t notified = 1;
   static constexpr std::uint32_t parked = 2;
+  static constexpr std::uint32_t polling = 3;  // waiting in the reactor
 
   std::atomic<std::uint32_t> state_{empty};
 };

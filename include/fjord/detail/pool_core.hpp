@@ -31,6 +31,8 @@
 
 namespace fjord::detail {
 
+class reactor;
+
 // The scheduler behind fjord::pool. The protocols (deque, census, sleep and
 // wake-up, shutdown) are argued in docs/scheduler.md.
 class pool_core {
@@ -186,6 +188,11 @@ class pool_core {
   }
   void resume() noexcept;
   bool is_paused() const noexcept { return paused_.load(std::memory_order_relaxed) != 0; }
+
+  // A coroutine began waiting for an fd while no thread polls the reactor:
+  // wake a parked worker (it polls instead of parking again), unless one
+  // searches already (it will poll when it parks). docs/io.md.
+  void notify_io_waiter() noexcept { notify_injected(); }
 
  private:
   // After work was pushed on the linked queue: wake a sleeper if there is
@@ -402,6 +409,12 @@ class pool_core {
   // Parks w until woken (or deadline); returns false when the pool has ended.
   bool sleep(worker& w, const completion_latch* until, deadline_t deadline) noexcept;
   FJORD_COLD void wake_one_sleeper() noexcept;
+  // A busy worker's look at the reactor between jobs (no wait), when
+  // coroutines wait for fds and nobody polls.
+  void poll_io_between_jobs() noexcept;
+  // After this thread polled: resumes the coroutines whose fds are ready
+  // and hands the poller role on (docs/io.md, "Who polls").
+  void dispatch_io(reactor& r) noexcept;
   void wake_all() noexcept;
   std::size_t shard_for_this_thread() const noexcept;
 

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <chrono>
+
+#include "fjord/detail/deadline.hpp"
+
+namespace fjord {
+
+// The time limit of an I/O operation: none (the default), a duration from
+// now, or a time point on any clock. Converts implicitly, so an operation
+// reads `co_await s.read(buffer, 5s)`. Too long a duration means none; a
+// past time point means now (the operation still succeeds if it need not
+// wait).
+class io_deadline {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  io_deadline() noexcept = default;
+  template <class Rep, class Period>
+  io_deadline(std::chrono::duration<Rep, Period> d) : at_(detail::deadline_after(d)) {}
+  template <class Clock, class Duration>
+  io_deadline(std::chrono::time_point<Clock, Duration> t) : at_(detail::deadline_at(t)) {}
+
+  clock::time_point at() const noexcept { return at_; }
+  bool is_none() const noexcept { return at_ == clock::time_point::max(); }
+
+ private:
+  clock::time_point at_ = clock::time_point::max();
+};
+
+}  // namespace fjord

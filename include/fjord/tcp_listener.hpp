@@ -1,0 +1,38 @@
+#pragma once
+
+#include "fjord/detail/socket_handle.hpp"
+#include "fjord/io_deadline.hpp"
+#include "fjord/ip_endpoint.hpp"
+#include "fjord/task.hpp"
+#include "fjord/tcp_stream.hpp"
+
+namespace fjord {
+
+// A listening TCP socket. accept() suspends the coroutine until a
+// connection comes, its deadline passes (std::system_error, timed_out) or a
+// stop is requested on the coroutine's stop token (std::system_error,
+// operation_canceled).
+class tcp_listener {
+ public:
+  tcp_listener() noexcept = default;
+
+  // Binds (with SO_REUSEADDR; an IPv6 endpoint accepts IPv6 only) and
+  // listens. Port 0 picks a free port: local_endpoint() tells which.
+  // Throws std::system_error naming the endpoint (address in use...), and
+  // std::invalid_argument for a backlog below 1.
+  static tcp_listener bind(const ip_endpoint& at, int backlog = 1024);
+
+  task<tcp_stream> accept(io_deadline deadline = {});
+
+  ip_endpoint local_endpoint() const;
+  // Closes now; a pending accept throws (EBADF). Idempotent.
+  void close() noexcept { socket_.close(); }
+  bool is_open() const noexcept { return socket_.is_open(); }
+  int native_handle() const noexcept { return socket_.fd(); }
+
+ private:
+  explicit tcp_listener(int fd) : socket_(fd) {}
+  detail::socket_handle socket_;
+};
+
+}  // namespace fjord

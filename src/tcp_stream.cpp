@@ -1,0 +1,138 @@
+#include "fjord/tcp_stream.hpp"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <string>
+#include <system_error>
+
+namespace fjord {
+
+namespace {
+
+using detail::io_direction;
+
+ip_endpoint endpoint_of(int fd, bool peer, const detail::socket_handle& s) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  auto* raw = reinterpret_cast<sockaddr*>(&address);
+  if ((peer ? ::getpeername(fd, raw, &length) : ::getsockname(fd, raw, &length)) != 0) {
+    s.throw_error(errno, peer ? "getpeername" : "getsockname");
+  }
+  return ip_endpoint::from_sockaddr(raw, length);
+}
+
+}  // namespace
+
+task<tcp_stream> tcp_stream::connect(ip_endpoint to, io_deadline deadline) {
+  const int fd =
+      ::socket(to.is_v6() ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    throw std::system_error(errno, std::generic_category(),
+                            "fjord: cannot make a socket to connect to " + to.to_string());
+  }
+  tcp_stream s(fd);
+  s.set_no_delay(true);
+  if (::connect(fd, to.data(), to.size()) != 0) {
+    if (errno != EINPROGRESS) {
+      throw std::system_error(errno, std::generic_category(),
+                              "fjord: connect to " + to.to_string());
+    }
+    const io_status status = co_await s.socket_.wait(io_direction::write, deadline);
+    s.socket_.throw_unless_ready(status, "connect");
+    int error = 0;
+    socklen_t length = sizeof error;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) {
+      error = errno;
+    }
+    if (error != 0) {
+      throw std::system_error(error, std::generic_category(),
+                              "fjord: connect to " + to.to_string());
+    }
+  }
+  co_return s;
+}
+
+task<std::size_t> tcp_stream::read(std::span<std::byte> buffer, io_deadline deadline) {
+  socket_.check_open("read");
+  while (true) {
+    const ssize_t n = ::recv(socket_.fd(), buffer.data(), buffer.size(), 0);
+    if (n >= 0) {
+      co_return static_cast<std::size_t>(n);
+    }
+    if (errno == EINTR) {
+      continue;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      socket_.throw_error(errno, "read");
+    }
+    socket_.throw_unless_ready(co_await socket_.wait(io_direction::read, deadline), "read");
+  }
+}
+
+task<void> tcp_stream::read_exactly(std::span<std::byte> buffer, io_deadline deadline) {
+  std::size_t done = 0;
+  while (done < buffer.size()) {
+    const std::size_t n = co_await read(buffer.subspan(done), deadline);
+    if (n == 0) {
+      throw end_of_stream("fjord: the stream on fd " + std::to_string(socket_.fd()) +
+                          " ended after " + std::to_string(done) + " of " +
+                          std::to_string(buffer.size()) + " bytes");
+    }
+    done += n;
+  }
+}
+
+task<std::size_t> tcp_stream::write(std::span<const std::byte> data, io_deadline deadline) {
+  socket_.check_open("write");
+  while (true) {
+    // MSG_NOSIGNAL: a peer that went away is EPIPE, not a SIGPIPE.
+    const ssize_t n = ::send(socket_.fd(), data.data(), data.size(), MSG_NOSIGNAL);
+    if (n >= 0) {
+      co_return static_cast<std::size_t>(n);
+    }
+    if (errno == EINTR) {
+      continue;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      socket_.throw_error(errno, "write");
+    }
+    socket_.throw_unless_ready(co_await socket_.wait(io_direction::write, deadline), "write");
+  }
+}
+
+task<void> tcp_stream::write_all(std::span<const std::byte> data, io_deadline deadline) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    done += co_await write(data.subspan(done), deadline);
+  }
+}
+
+void tcp_stream::shutdown_write() {
+  socket_.check_open("shutdown");
+  if (::shutdown(socket_.fd(), SHUT_WR) != 0) {
+    socket_.throw_error(errno, "shutdown");
+  }
+}
+
+void tcp_stream::set_no_delay(bool on) {
+  socket_.check_open("set_no_delay");
+  const int value = on ? 1 : 0;
+  if (::setsockopt(socket_.fd(), IPPROTO_TCP, TCP_NODELAY, &value, sizeof value) != 0) {
+    socket_.throw_error(errno, "setsockopt(TCP_NODELAY)");
+  }
+}
+
+ip_endpoint tcp_stream::local_endpoint() const {
+  socket_.check_open("local_endpoint");
+  return endpoint_of(socket_.fd(), false, socket_);
+}
+
+ip_endpoint tcp_stream::remote_endpoint() const {
+  socket_.check_open("remote_endpoint");
+  return endpoint_of(socket_.fd(), true, socket_);
+}
+
+}  // namespace fjord

@@ -1,0 +1,146 @@
+#include "fjord/blocking.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fjord/pool.hpp"
+#include "fjord/sync_wait.hpp"
+#include "fjord/task.hpp"
+#include "fjord/when_all.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(blocking, returns_the_result_and_resumes_on_the_coroutines_pool) {
+  fjord::pool pool(fjord::pool_options{.workers = 2});
+  auto body = [&]() -> fjord::task<bool> {
+    co_await pool.schedule();
+    const auto id = co_await fjord::blocking([] { return std::this_thread::get_id(); });
+    EXPECT_FALSE(pool.owns_current_thread() && id == std::this_thread::get_id());
+    co_return pool.owns_current_thread();
+  };
+  EXPECT_TRUE(fjord::sync_wait(body()));
+}
+
+TEST(blocking, runs_off_every_pool_and_propagates_exceptions) {
+  fjord::pool pool(fjord::pool_options{.workers = 1});
+  auto body = [&]() -> fjord::task<std::string> {
+    co_await pool.schedule();
+    const bool on_pool = co_await fjord::blocking([&] { return pool.owns_current_thread(); });
+    EXPECT_FALSE(on_pool);
+    try {
+      co_await fjord::blocking([]() -> int { throw std::runtime_error("from the call"); });
+    } catch (const std::runtime_error& e) {
+      co_return e.what();
+    }
+    co_return "no error";
+  };
+  EXPECT_EQ(fjord::sync_wait(body()), "from the call");
+}
+
+TEST(blocking, many_blocked_calls_do_not_hold_the_workers) {
+  fjord::pool pool(fjord::pool_options{.workers = 1});
+  std::atomic<bool> release{false};
+  std::atomic<int> done{0};
+  auto blocked = [&]() -> fjord::task<void> {
+    co_await pool.schedule();
+    co_await fjord::blocking([&] {
+      while (!release) {
+        std::this_thread::sleep_for(1ms);
+      }
+    });
+    done.fetch_add(1);
+  };
+  auto releaser = [&]() -> fjord::task<void> {
+    co_await pool.schedule();
+    // Runs on the pool's only worker while 16 calls block: they are not on it.
+    release = true;
+    co_return;
+  };
+  std::vector<fjord::task<void>> tasks;
+  for (int i = 0; i < 16; ++i) {
+    tasks.push_back(blocked());
+  }
+  tasks.push_back(releaser());
+  fjord::sync_wait(fjord::when_all(std::move(tasks)));
+  EXPECT_EQ(done.load(), 16);
+}
+
+TEST(blocking, the_pool_grows_on_demand_and_shrinks_when_idle) {
+  fjord::set_blocking_limits(64, 50ms);
+  std::atomic<int> inside{0};
+  std::atomic<bool> release{false};
+  auto call = [&]() -> fjord::task<void> {
+    co_await fjord::blocking([&] {
+      inside.fetch_add(1);
+      while (!release) {
+        std::this_thread::sleep_for(1ms);
+      }
+    });
+  };
+  std::thread releaser([&] {
+    // All 8 calls run at once: the pool grew to 8 threads at least.
+    const auto give_up = std::chrono::steady_clock::now() + 30s;
+    while (inside < 8 && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(1ms);
+    }
+    release = true;
+  });
+  std::vector<fjord::task<void>> tasks;
+  for (int i = 0; i < 8; ++i) {
+    tasks.push_back(call());
+  }
+  fjord::sync_wait(fjord::when_all(std::move(tasks)));
+  releaser.join();
+  EXPECT_EQ(inside.load(), 8);
+  EXPECT_GE(fjord::blocking_threads(), 8u);
+  // Idle threads end after the keep-alive.
+  const auto give_up = std::chrono::steady_clock::now() + 30s;
+  while (fjord::blocking_threads() != 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(fjord::blocking_threads(), 0u);
+  fjord::set_blocking_limits(512, 10s);
+}
+
+TEST(blocking, a_limit_of_one_thread_runs_calls_one_after_another) {
+  fjord::set_blocking_limits(1, 1s);
+  std::atomic<int> concurrent{0};
+  std::atomic<int> most{0};
+  auto call = [&]() -> fjord::task<void> {
+    co_await fjord::blocking([&] {
+      const int now = concurrent.fetch_add(1) + 1;
+      int seen = most.load();
+      while (now > seen && !most.compare_exchange_weak(seen, now)) {
+      }
+      std::this_thread::sleep_for(1ms);
+      concurrent.fetch_sub(1);
+    });
+  };
+  std::vector<fjord::task<void>> tasks;
+  for (int i = 0; i < 20; ++i) {
+    tasks.push_back(call());
+  }
+  fjord::sync_wait(fjord::when_all(std::move(tasks)));
+  EXPECT_EQ(most.load(), 1);
+  fjord::set_blocking_limits(512, 10s);
+}
+
+TEST(blocking, bad_limits_are_refused_by_value) {
+  try {
+    fjord::set_blocking_limits(0, 1s);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("not 0"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(fjord::set_blocking_limits(4, -1s), std::invalid_argument);
+}
+
+}  // namespace

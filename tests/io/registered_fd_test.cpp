@@ -1,0 +1,266 @@
+#include "fjord/registered_fd.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <stop_token>
+#include <system_error>
+#include <thread>
+
+#include "fjord/detail/reactor.hpp"
+#include "fjord/pool.hpp"
+#include "fjord/readiness.hpp"
+#include "fjord/sync_wait.hpp"
+#include "fjord/task.hpp"
+#include "fjord/when_all.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using fjord::io_status;
+
+// A non-blocking pipe, closed at the end of the test.
+struct pipe_pair {
+  int read_end = -1;
+  int write_end = -1;
+  pipe_pair() {
+    int fds[2];
+    if (::pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) {
+      throw std::system_error(errno, std::generic_category(), "pipe2");
+    }
+    read_end = fds[0];
+    write_end = fds[1];
+  }
+  ~pipe_pair() {
+    ::close(read_end);
+    ::close(write_end);
+  }
+  pipe_pair(const pipe_pair&) = delete;
+  pipe_pair& operator=(const pipe_pair&) = delete;
+  void put(char c = 'x') const { ASSERT_EQ(::write(write_end, &c, 1), 1); }
+};
+
+TEST(registered_fd, a_ready_fd_is_ready_at_once) {
+  const pipe_pair p;
+  p.put();
+  const fjord::registered_fd r(p.read_end);
+  auto body = [&]() -> fjord::task<io_status> { co_return co_await r.readable(); };
+  EXPECT_EQ(fjord::sync_wait(body()), io_status::ready);
+}
+
+TEST(registered_fd, waits_until_data_comes_from_another_thread) {
+  const pipe_pair p;
+  const fjord::registered_fd r(p.read_end);
+  std::thread writer([&] {
+    std::this_thread::sleep_for(20ms);
+    p.put();
+  });
+  auto body = [&]() -> fjord::task<io_status> { co_return co_await r.readable(10s); };
+  EXPECT_EQ(fjord::sync_wait(body()), io_status::ready);
+  writer.join();
+}
+
+TEST(registered_fd, times_out_when_nothing_comes) {
+  const pipe_pair p;
+  const fjord::registered_fd r(p.read_end);
+  auto body = [&]() -> fjord::task<io_status> { co_return co_await r.readable(20ms); };
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(fjord::sync_wait(body()), io_status::timeout);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 20ms);
+}
+
+TEST(registered_fd, a_stop_request_cancels_the_wait) {
+  const pipe_pair p;
+  const fjord::registered_fd r(p.read_end);
+  std::stop_source source;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(20ms);
+    source.request_stop();
+  });
+  auto body = [&]() -> fjord::task<io_status> {
+    co_return co_await r.readable({}, source.get_token());
+  };
+  EXPECT_EQ(fjord::sync_wait(body()), io_status::canceled);
+  stopper.join();
+}
+
+TEST(registered_fd, a_stop_requested_before_the_wait_cancels_it_at_once) {
+  const pipe_pair p;
+  const fjord::registered_fd r(p.read_end);
+  std::stop_source source;
+  source.request_stop();
+  auto body = [&]() -> fjord::task<io_status> {
+    co_return co_await r.readable(10s, source.get_token());
+  };
+  EXPECT_EQ(fjord::sync_wait(body()), io_status::canceled);
+}
+
+TEST(registered_fd, the_coroutines_own_stop_token_cancels_the_wait) {
+  const pipe_pair p;
+  const fjord::registered_fd r(p.read_end);
+  std::stop_source source;
+  auto wait = [&]() -> fjord::task<io_status> { co_return co_await r.readable(); };
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(20ms);
+    source.request_stop();
+  });
+  EXPECT_EQ(fjord::sync_wait(fjord::with_stop_token(source.get_token(), wait())),
+            io_status::canceled);
+  stopper.join();
+}
+
+TEST(registered_fd, closing_the_registration_ends_a_pending_wait_with_closed) {
+  const pipe_pair p;
+  fjord::pool pool(fjord::pool_options{.workers = 2});
+  fjord::registered_fd r(p.read_end);
+  std::atomic<bool> waiting{false};
+  auto body = [&]() -> fjord::task<io_status> {
+    co_await pool.schedule();
+    waiting = true;
+    co_return co_await r.readable();
+  };
+  std::thread closer([&] {
+    while (!waiting) {
+      std::this_thread::yield();
+    }
+    std::this_thread::sleep_for(20ms);
+    r.close();
+  });
+  EXPECT_EQ(fjord::sync_wait(body()), io_status::closed);
+  closer.join();
+}
+
+TEST(registered_fd, a_wait_on_a_closed_registration_ends_at_once) {
+  const pipe_pair p;
+  fjord::registered_fd r(p.read_end);
+  r.close();
+  EXPECT_FALSE(r.is_registered());
+  auto body = [&]() -> fjord::task<io_status> { co_return co_await r.readable(10s); };
+  EXPECT_EQ(fjord::sync_wait(body()), io_status::closed);
+}
+
+TEST(registered_fd, two_readers_at_once_is_an_error_naming_the_fd) {
+  const pipe_pair p;
+  fjord::pool pool(fjord::pool_options{.workers = 2});
+  const fjord::registered_fd r(p.read_end);
+  std::atomic<bool> first_waiting{false};
+  auto first = [&]() -> fjord::task<io_status> {
+    co_await pool.schedule();
+    first_waiting = true;
+    co_return co_await r.readable(10s);
+  };
+  auto second = [&]() -> fjord::task<std::string> {
+    co_await pool.schedule();
+    while (!first_waiting) {
+      std::this_thread::yield();
+    }
+    std::this_thread::sleep_for(10ms);
+    try {
+      co_await r.readable(10s);
+    } catch (const std::logic_error& e) {
+      p.put();  // lets the first one finish
+      co_return e.what();
+    }
+    co_return "no error";
+  };
+  auto both = [&]() -> fjord::task<std::string> {
+    auto [status, message] = co_await fjord::when_all(first(), second());
+    EXPECT_EQ(status, io_status::ready);
+    co_return message;
+  };
+  const std::string message = fjord::sync_wait(both());
+  EXPECT_NE(message.find("fd " + std::to_string(p.read_end)), std::string::npos) << message;
+}
+
+TEST(registered_fd, a_bad_fd_is_refused_by_name) {
+  try {
+    const fjord::registered_fd r(-5);
+    FAIL() << "no error";
+  } catch (const std::system_error& e) {
+    EXPECT_NE(std::string(e.what()).find("fd -5"), std::string::npos) << e.what();
+  }
+  const int regular = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(regular, 0);
+  EXPECT_THROW(fjord::registered_fd{regular}, std::system_error);
+  ::close(regular);
+}
+
+TEST(registered_fd, registrations_are_released_and_reused) {
+  const pipe_pair p;
+  const std::size_t before = fjord::detail::reactor::instance().registrations();
+  for (int i = 0; i < 1000; ++i) {
+    const fjord::registered_fd r(p.read_end);
+    EXPECT_EQ(fjord::detail::reactor::instance().registrations(), before + 1);
+  }
+  EXPECT_EQ(fjord::detail::reactor::instance().registrations(), before);
+}
+
+TEST(readable, a_one_off_wait_on_an_eventfd) {
+  const int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  ASSERT_GE(efd, 0);
+  fjord::pool pool(fjord::pool_options{.workers = 2});
+  std::thread signaller([&] {
+    std::this_thread::sleep_for(10ms);
+    const std::uint64_t one = 1;
+    ASSERT_EQ(::write(efd, &one, sizeof one), static_cast<ssize_t>(sizeof one));
+  });
+  auto body = [&]() -> fjord::task<io_status> {
+    co_await pool.schedule();
+    co_return co_await fjord::readable(efd, 10s);
+  };
+  EXPECT_EQ(fjord::sync_wait(body()), io_status::ready);
+  signaller.join();
+  // Unregistered after: a second one-off wait can register it again.
+  auto again = [&]() -> fjord::task<io_status> { co_return co_await fjord::readable(efd, 1ms); };
+  EXPECT_EQ(fjord::sync_wait(again()), io_status::ready);
+  ::close(efd);
+}
+
+TEST(writable, an_empty_pipe_is_writable) {
+  const pipe_pair p;
+  auto body = [&]() -> fjord::task<io_status> { co_return co_await fjord::writable(p.write_end); };
+  EXPECT_EQ(fjord::sync_wait(body()), io_status::ready);
+}
+
+// Many coroutines on a pool, each waiting for its own pipe with a deadline
+// that races the data: every wait ends exactly once, as ready or timeout,
+// and a timeout is only reported when the data was not there in time.
+TEST(registered_fd, timeouts_racing_readiness_end_every_wait_once) {
+  fjord::pool pool(fjord::pool_options{.workers = 2});
+  constexpr int n = 200;
+  std::vector<std::unique_ptr<pipe_pair>> pipes;
+  for (int i = 0; i < n; ++i) {
+    pipes.push_back(std::make_unique<pipe_pair>());
+  }
+  std::atomic<int> ready{0};
+  std::atomic<int> timed_out{0};
+  auto waiter = [&](int i) -> fjord::task<void> {
+    co_await pool.schedule();
+    const fjord::registered_fd r(pipes[i]->read_end);
+    const io_status s = co_await r.readable(std::chrono::microseconds(50 + 20 * (i % 50)));
+    (s == io_status::ready ? ready : timed_out).fetch_add(1);
+  };
+  std::thread writer([&] {
+    for (int i = 0; i < n; ++i) {
+      pipes[i]->put();
+      if (i % 16 == 0) {
+        std::this_thread::sleep_for(100us);
+      }
+    }
+  });
+  std::vector<fjord::task<void>> tasks;
+  for (int i = 0; i < n; ++i) {
+    tasks.push_back(waiter(i));
+  }
+  fjord::sync_wait(fjord::when_all(std::move(tasks)));
+  writer.join();
+  EXPECT_EQ(ready + timed_out, n);
+}
+
+}  // namespace

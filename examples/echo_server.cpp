@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,7 @@ fjord::task<bool> client(fjord::ip_endpoint at, int id, int rounds) {
   co_return true;
 }
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   fjord::pool p;  // one worker per CPU
   if (argc > 1) {
     auto listener = fjord::tcp_listener::bind(
@@ -71,6 +72,7 @@ int main(int argc, char** argv) {
   auto demo = [&]() -> fjord::task<int> {
     co_await p.schedule();
     std::vector<fjord::task<bool>> talks;
+    talks.reserve(clients);
     for (int i = 0; i < clients; ++i) {
       talks.push_back(client(at, i, 20));
     }
@@ -87,4 +89,7 @@ int main(int argc, char** argv) {
   std::printf("%d of %d clients got every line back from %s\n", ok, clients,
               at.to_string().c_str());
   return ok == clients ? 0 : 1;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "error: %s\n", e.what());
+  return 1;
 }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,7 +78,7 @@ fjord::task<bool> get_many(fjord::ip_endpoint at, int requests) {
   co_return true;
 }
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   fjord::pool p;
   if (argc > 1) {
     auto listener = fjord::tcp_listener::bind(
@@ -97,4 +98,7 @@ int main(int argc, char** argv) {
   const bool ok = fjord::sync_wait(demo());
   std::printf("100 keep-alive requests: %s\n", ok ? "all answered" : "FAILED");
   return ok ? 0 : 1;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "error: %s\n", e.what());
+  return 1;
 }

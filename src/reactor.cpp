@@ -177,7 +177,7 @@ void reactor::close_slot(std::atomic<std::uintptr_t>& slot) noexcept {
   const std::uintptr_t old = slot.exchange(io_registration::closed, std::memory_order_acq_rel);
   if (old > io_registration::closed) {
     drop_waiter();
-    reinterpret_cast<io_waiter*>(old)->finish(static_cast<int>(io_status::closed));
+    io_waiter::from_slot_value(old)->finish(static_cast<int>(io_status::closed));
   }
 }
 
@@ -228,7 +228,7 @@ bool reactor::signal(std::atomic<std::uintptr_t>& slot) noexcept {
     if (slot.compare_exchange_weak(old, io_registration::empty, std::memory_order_acq_rel,
                                    std::memory_order_acquire)) {
       drop_waiter();
-      reinterpret_cast<io_waiter*>(old)->finish(static_cast<int>(io_status::ready));
+      io_waiter::from_slot_value(old)->finish(static_cast<int>(io_status::ready));
       return true;
     }
   }

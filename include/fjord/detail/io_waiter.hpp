@@ -34,6 +34,11 @@ struct io_waiter : timer_service::entry {
   }
 
   std::uintptr_t as_slot_value() noexcept { return reinterpret_cast<std::uintptr_t>(this); }
+  // The waiter a slot value above io_registration::closed names. A slot is
+  // one word holding either a state or a pointer, so the cast is the point.
+  static io_waiter* from_slot_value(std::uintptr_t v) noexcept {
+    return reinterpret_cast<io_waiter*>(v);  // NOLINT(performance-no-int-to-ptr)
+  }
 };
 
 }  // namespace fjord::detail

@@ -101,6 +101,9 @@ bool fd_wait::suspend(std::coroutine_handle<> h) {
         waiter_.outcome = as_int(io_status::ready);
         return false;
       }
+      // Changed meanwhile (closed, or another waiter): look again from
+      // empty, so the publication CAS cannot succeed against that value.
+      old = io_registration::empty;
       continue;
     }
     rx.drop_waiter();
@@ -157,6 +160,9 @@ io_status fd_wait::await_resume() noexcept {
 }
 
 void fd_wait::canceller::operator()() const noexcept {
+  if (waiter->fork_generation != fork_generation()) {
+    return;  // a stop requested in a fork() child: the wait is the parent's
+  }
   // The reactor exists: the waiter was published in it.
   if (reactor::existing()->take(*waiter)) {
     waiter->finish(as_int(io_status::canceled));

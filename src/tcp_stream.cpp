@@ -40,16 +40,30 @@ task<tcp_stream> tcp_stream::connect(ip_endpoint to, io_deadline deadline) {
       throw std::system_error(errno, std::generic_category(),
                               "fjord: connect to " + to.to_string());
     }
-    const io_status status = co_await s.socket_.wait(io_direction::write, deadline);
-    s.socket_.throw_unless_ready(status, "connect");
-    int error = 0;
-    socklen_t length = sizeof error;
-    if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) {
-      error = errno;
-    }
-    if (error != 0) {
-      throw std::system_error(error, std::generic_category(),
-                              "fjord: connect to " + to.to_string());
+    // Writable is not proof of a connection: a fresh socket reports
+    // EPOLLOUT when registered, and a stale readiness may linger. Until the
+    // peer is known (getpeername), wait again (as Go's connect does).
+    while (true) {
+      const io_status status = co_await s.socket_.wait(io_direction::write, deadline);
+      s.socket_.throw_unless_ready(status, "connect");
+      int error = 0;
+      socklen_t length = sizeof error;
+      if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) {
+        error = errno;
+      }
+      if (error != 0) {
+        throw std::system_error(error, std::generic_category(),
+                                "fjord: connect to " + to.to_string());
+      }
+      sockaddr_storage peer{};
+      socklen_t peer_length = sizeof peer;
+      if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) == 0) {
+        break;
+      }
+      if (errno != ENOTCONN) {
+        throw std::system_error(errno, std::generic_category(),
+                                "fjord: connect to " + to.to_string());
+      }
     }
   }
   co_return s;

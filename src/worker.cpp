@@ -525,7 +525,7 @@ void pool_core::dispatch_io(reactor& r) noexcept {
   // parked worker takes over. seq_cst (the release above, then these
   // looks) against add_waiter(), which counts and then looks at the poller.
   if (r.has_waiters() && !r.has_poller()) {
-    notify_injected();
+    notify_io_waiter();
   }
 }
 

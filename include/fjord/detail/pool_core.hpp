@@ -190,9 +190,14 @@ class pool_core {
   bool is_paused() const noexcept { return paused_.load(std::memory_order_relaxed) != 0; }
 
   // A coroutine began waiting for an fd while no thread polls the reactor:
-  // wake a parked worker (it polls instead of parking again), unless one
-  // searches already (it will poll when it parks). docs/io.md.
-  void notify_io_waiter() noexcept { notify_injected(); }
+  // wake a parked worker (it polls instead of parking again). Also when one
+  // searches: a searcher that finds work wakes nobody unless more work is
+  // visible, and a waiting fd is not (docs/io.md, "Who polls").
+  void notify_io_waiter() noexcept {
+    if ((census_.load(std::memory_order_seq_cst) >> 32) != 0) {
+      wake_one_sleeper();
+    }
+  }
 
  private:
   // After work was pushed on the linked queue: wake a sleeper if there is

@@ -127,8 +127,8 @@ void blocking_pool::thread_main() noexcept {
         break;
       }
       const auto until = idle_since + keep_alive_;
-      if (std::chrono::steady_clock::now() >= until) {
-        break;
+      if (threads_ > max_threads_ || std::chrono::steady_clock::now() >= until) {
+        break;  // above a lowered limit, or idle for the keep-alive
       }
       work_.wait_until(lock, until);
     }

@@ -110,13 +110,6 @@ ip_endpoint ip_endpoint::loopback_v4(std::uint16_t port) noexcept {
   return e;
 }
 
-ip_endpoint ip_endpoint::any_v4(std::uint16_t port) noexcept {
-  ip_endpoint e;
-  v4(e.storage_)->sin_port = htons(port);
-  v4(e.storage_)->sin_addr.s_addr = htonl(INADDR_ANY);
-  return e;
-}
-
 ip_endpoint ip_endpoint::loopback_v6(std::uint16_t port) noexcept {
   ip_endpoint e;
   e.storage_ = {};
@@ -126,11 +119,14 @@ ip_endpoint ip_endpoint::loopback_v6(std::uint16_t port) noexcept {
   return e;
 }
 
+ip_endpoint ip_endpoint::any_v4(std::uint16_t port) noexcept {
+  ip_endpoint e = loopback_v4(port);
+  v4(e.storage_)->sin_addr.s_addr = htonl(INADDR_ANY);
+  return e;
+}
+
 ip_endpoint ip_endpoint::any_v6(std::uint16_t port) noexcept {
-  ip_endpoint e;
-  e.storage_ = {};
-  v6(e.storage_)->sin6_family = AF_INET6;
-  v6(e.storage_)->sin6_port = htons(port);
+  ip_endpoint e = loopback_v6(port);
   v6(e.storage_)->sin6_addr = in6addr_any;
   return e;
 }

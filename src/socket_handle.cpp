@@ -1,6 +1,7 @@
 #include "fjord/detail/socket_handle.hpp"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -43,6 +44,18 @@ void socket_handle::check_open(const char* what) const {
     throw std::system_error(EBADF, std::generic_category(),
                             std::string("fjord: ") + what + " on a closed socket");
   }
+}
+
+ip_endpoint socket_handle::endpoint(bool peer) const {
+  const char* what = peer ? "remote_endpoint" : "local_endpoint";
+  check_open(what);
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  auto* raw = reinterpret_cast<sockaddr*>(&address);
+  if ((peer ? ::getpeername(fd_, raw, &length) : ::getsockname(fd_, raw, &length)) != 0) {
+    throw_error(errno, what);
+  }
+  return ip_endpoint::from_sockaddr(raw, length);
 }
 
 void socket_handle::throw_error(int error, const char* what) const {

@@ -55,14 +55,7 @@ task<tcp_stream> tcp_listener::accept(io_deadline deadline) {
 }
 
 ip_endpoint tcp_listener::local_endpoint() const {
-  socket_.check_open("local_endpoint");
-  sockaddr_storage address{};
-  socklen_t length = sizeof address;
-  auto* raw = reinterpret_cast<sockaddr*>(&address);
-  if (::getsockname(socket_.fd(), raw, &length) != 0) {
-    socket_.throw_error(errno, "getsockname");
-  }
-  return ip_endpoint::from_sockaddr(raw, length);
+  return socket_.endpoint(false);
 }
 
 }  // namespace fjord

@@ -10,21 +10,7 @@
 
 namespace fjord {
 
-namespace {
-
 using detail::io_direction;
-
-ip_endpoint endpoint_of(int fd, bool peer, const detail::socket_handle& s) {
-  sockaddr_storage address{};
-  socklen_t length = sizeof address;
-  auto* raw = reinterpret_cast<sockaddr*>(&address);
-  if ((peer ? ::getpeername(fd, raw, &length) : ::getsockname(fd, raw, &length)) != 0) {
-    s.throw_error(errno, peer ? "getpeername" : "getsockname");
-  }
-  return ip_endpoint::from_sockaddr(raw, length);
-}
-
-}  // namespace
 
 task<tcp_stream> tcp_stream::connect(ip_endpoint to, io_deadline deadline) {
   const int fd =
@@ -140,13 +126,11 @@ void tcp_stream::set_no_delay(bool on) {
 }
 
 ip_endpoint tcp_stream::local_endpoint() const {
-  socket_.check_open("local_endpoint");
-  return endpoint_of(socket_.fd(), false, socket_);
+  return socket_.endpoint(false);
 }
 
 ip_endpoint tcp_stream::remote_endpoint() const {
-  socket_.check_open("remote_endpoint");
-  return endpoint_of(socket_.fd(), true, socket_);
+  return socket_.endpoint(true);
 }
 
 }  // namespace fjord

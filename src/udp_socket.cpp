@@ -73,14 +73,7 @@ task<udp_socket::datagram> udp_socket::receive_from(std::span<std::byte> buffer,
 }
 
 ip_endpoint udp_socket::local_endpoint() const {
-  socket_.check_open("local_endpoint");
-  sockaddr_storage address{};
-  socklen_t length = sizeof address;
-  auto* raw = reinterpret_cast<sockaddr*>(&address);
-  if (::getsockname(socket_.fd(), raw, &length) != 0) {
-    socket_.throw_error(errno, "getsockname");
-  }
-  return ip_endpoint::from_sockaddr(raw, length);
+  return socket_.endpoint(false);
 }
 
 }  // namespace fjord

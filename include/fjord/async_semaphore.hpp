@@ -163,12 +163,7 @@ class async_semaphore::permit_awaiter {
   template <class Promise>
   bool await_suspend(std::coroutine_handle<Promise> h) noexcept {
     if (!token_) {
-      token_.emplace();
-      if constexpr (std::is_base_of_v<detail::promise_base, Promise>) {
-        if (const std::stop_token* inherited = h.promise().stop_token; inherited != nullptr) {
-          *token_ = *inherited;
-        }
-      }
+      token_.emplace(detail::inherited_stop_token(h));
     }
     if (token_->stop_possible()) {
       on_stop_.emplace(*token_, canceller{this});  // may run inline: marks canceled

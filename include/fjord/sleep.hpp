@@ -36,12 +36,7 @@ class sleep_awaiter {
   template <class Promise>
   bool await_suspend(std::coroutine_handle<Promise> h) {
     if (!token_) {
-      token_.emplace();
-      if constexpr (std::is_base_of_v<promise_base, Promise>) {
-        if (const std::stop_token* inherited = h.promise().stop_token; inherited != nullptr) {
-          *token_ = *inherited;
-        }
-      }
+      token_.emplace(inherited_stop_token(h));
     }
     if (token_->stop_requested()) {
       entry_.status = timer_service::entry::state::canceled;

@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <stop_token>
 #include <system_error>
@@ -16,6 +18,7 @@
 #include "fjord/detail/reactor.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/readiness.hpp"
+#include "fjord/spawn.hpp"
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
 #include "fjord/when_all.hpp"
@@ -199,6 +202,108 @@ TEST(registered_fd, registrations_are_released_and_reused) {
     EXPECT_EQ(fjord::detail::reactor::instance().registrations(), before + 1);
   }
   EXPECT_EQ(fjord::detail::reactor::instance().registrations(), before);
+}
+
+TEST(registered_fd, a_ready_fd_resumes_its_coroutine_on_its_own_pool) {
+  const pipe_pair p;
+  fjord::pool pool(fjord::pool_options{.workers = 2});
+  const fjord::registered_fd r(p.read_end);
+  std::thread writer([&] {
+    std::this_thread::sleep_for(10ms);
+    p.put();
+  });
+  auto body = [&]() -> fjord::task<bool> {
+    co_await pool.schedule();
+    EXPECT_EQ(co_await r.readable(10s), io_status::ready);
+    co_return pool.owns_current_thread();
+  };
+  EXPECT_TRUE(fjord::sync_wait(body()));
+  writer.join();
+}
+
+double process_cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// No polling loop: while a coroutine waits 500 ms for an fd, the pool's
+// threads sleep (one in epoll_wait, one on its futex). A spinning or
+// back-off poller would burn most of a core; the bound leaves room for a
+// slow, shared machine.
+TEST(registered_fd, an_idle_pool_waiting_for_an_fd_uses_almost_no_cpu) {
+  const pipe_pair p;
+  fjord::pool pool(fjord::pool_options{.workers = 2});
+  const fjord::registered_fd r(p.read_end);
+  auto body = [&]() -> fjord::task<io_status> {
+    co_await pool.schedule();
+    co_return co_await r.readable(500ms);
+  };
+  const double before = process_cpu_seconds();
+  EXPECT_EQ(fjord::sync_wait(body()), io_status::timeout);
+  EXPECT_LT(process_cpu_seconds() - before, 0.1);
+}
+
+// A worker that never parks still serves I/O: between jobs it looks at the
+// reactor. One worker runs a chain of jobs that repost themselves until the
+// waiting coroutine has resumed (on that same worker).
+TEST(registered_fd, a_busy_worker_polls_between_jobs) {
+  const pipe_pair p;
+  fjord::pool pool(fjord::pool_options{.workers = 1});
+  const fjord::registered_fd r(p.read_end);
+  std::atomic<bool> resumed{false};
+  std::atomic<bool> chain_running{false};
+  std::atomic<long> chain_jobs{0};
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  std::function<void()> link = [&] {
+    chain_running = true;
+    chain_jobs.fetch_add(1);
+    if (!resumed && std::chrono::steady_clock::now() < give_up) {
+      pool.post(link);
+    }
+  };
+  auto waiter = [&]() -> fjord::task<void> {
+    co_await pool.schedule();
+    pool.post(link);  // the chain starts behind us: the worker never parks again
+    EXPECT_EQ(co_await r.readable(20s), io_status::ready);
+    resumed = true;
+  };
+  std::thread writer([&] {
+    while (!chain_running) {
+      std::this_thread::yield();
+    }
+    std::this_thread::sleep_for(20ms);
+    p.put();
+  });
+  fjord::sync_wait(waiter());
+  writer.join();
+  pool.wait_idle();
+  EXPECT_TRUE(resumed.load());
+  EXPECT_LT(std::chrono::steady_clock::now(), give_up);
+  EXPECT_GT(chain_jobs.load(), 0);
+}
+
+// A pool being destroyed waits for a coroutine parked on an fd (as for a
+// sleep); closing the registration lets it finish.
+TEST(registered_fd, destroying_a_pool_waits_for_a_coroutine_waiting_for_an_fd) {
+  const pipe_pair p;
+  fjord::registered_fd r(p.read_end);
+  std::atomic<int> outcome{-1};
+  std::thread closer;
+  // Outlives the pool: the coroutine reads its captures while the pool's
+  // destructor waits.
+  auto body = [&]() -> fjord::task<void> { outcome = static_cast<int>(co_await r.readable()); };
+  {
+    fjord::pool pool(fjord::pool_options{.workers = 2});
+    fjord::spawn(pool, body());
+    closer = std::thread([&] {
+      std::this_thread::sleep_for(30ms);
+      r.close();
+    });
+  }
+  EXPECT_EQ(outcome.load(), static_cast<int>(io_status::closed));
+  closer.join();
 }
 
 TEST(readable, a_one_off_wait_on_an_eventfd) {

@@ -104,12 +104,8 @@ TEST(tcp, echoes_random_sizes_over_ipv4) {
 }
 
 TEST(tcp, echoes_over_ipv6) {
-  fjord::tcp_listener listener;
-  try {
-    listener = fjord::tcp_listener::bind(fjord::ip_endpoint::loopback_v6(0));
-  } catch (const std::system_error& e) {
-    GTEST_SKIP() << "no IPv6 loopback here: " << e.what();
-  }
+  // The machines fjord is tested on have ::1; a bind failure is a failure.
+  auto listener = fjord::tcp_listener::bind(fjord::ip_endpoint::loopback_v6(0));
   const fjord::ip_endpoint at = listener.local_endpoint();
   EXPECT_TRUE(at.is_v6());
   auto body = [&]() -> fjord::task<void> {
@@ -387,9 +383,7 @@ TEST(tcp, ten_thousand_concurrent_connections) {
     limit.rlim_cur = std::min(needed, limit.rlim_max);
     ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &limit), 0);
   }
-  if (limit.rlim_cur < needed) {
-    GTEST_SKIP() << "RLIMIT_NOFILE's hard limit is " << limit.rlim_max;
-  }
+  ASSERT_GE(limit.rlim_cur, needed) << "RLIMIT_NOFILE's hard limit is " << limit.rlim_max;
   fjord::pool pool(fjord::pool_options{.workers = 2});
   auto listener = fjord::tcp_listener::bind(fjord::ip_endpoint::loopback_v4(0), 4096);
   const fjord::ip_endpoint at = listener.local_endpoint();

@@ -63,12 +63,7 @@ TEST(udp_socket, a_receive_times_out) {
 }
 
 TEST(udp_socket, works_over_ipv6) {
-  fjord::udp_socket a;
-  try {
-    a = fjord::udp_socket::bind(fjord::ip_endpoint::loopback_v6(0));
-  } catch (const std::system_error& e) {
-    GTEST_SKIP() << "no IPv6 loopback here: " << e.what();
-  }
+  auto a = fjord::udp_socket::bind(fjord::ip_endpoint::loopback_v6(0));
   auto b = fjord::udp_socket::bind(fjord::ip_endpoint::loopback_v6(0));
   auto body = [&]() -> fjord::task<std::size_t> {
     const std::byte data[3] = {};

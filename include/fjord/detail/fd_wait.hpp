@@ -37,12 +37,7 @@ class fd_wait {
   template <class Promise>
   bool await_suspend(std::coroutine_handle<Promise> h) {
     if (!token_) {
-      token_.emplace();
-      if constexpr (std::is_base_of_v<promise_base, Promise>) {
-        if (const std::stop_token* inherited = h.promise().stop_token; inherited != nullptr) {
-          *token_ = *inherited;
-        }
-      }
+      token_.emplace(inherited_stop_token(h));
     }
     return suspend(h);
   }

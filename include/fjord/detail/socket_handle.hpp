@@ -8,6 +8,7 @@
 #include "fjord/detail/reactor.hpp"
 #include "fjord/io_deadline.hpp"
 #include "fjord/io_status.hpp"
+#include "fjord/ip_endpoint.hpp"
 
 namespace fjord::detail {
 
@@ -53,6 +54,10 @@ class socket_handle {
   // timed_out, operation_canceled or bad_file_descriptor (closed while
   // waiting), naming `what` and the fd.
   void throw_unless_ready(io_status s, const char* what) const;
+
+  // The socket's own address (getsockname) or its peer's (getpeername).
+  // Throws std::system_error (EBADF when closed, ENOTCONN for no peer).
+  ip_endpoint endpoint(bool peer) const;
 
   // Throws std::system_error(error), naming `what` and the fd.
   [[noreturn]] void throw_error(int error, const char* what) const;

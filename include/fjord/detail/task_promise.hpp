@@ -65,6 +65,19 @@ class promise_base {
   const std::stop_token* stop_token;
 };
 
+// The stop token a wait with no token of its own observes: the one the
+// awaiting coroutine runs under (set by when_any or with_stop_token), or one
+// on which no stop can be requested (also for coroutines fjord did not make).
+template <class Promise>
+std::stop_token inherited_stop_token(std::coroutine_handle<Promise> h) noexcept {
+  if constexpr (std::is_base_of_v<promise_base, Promise>) {
+    if (const std::stop_token* inherited = h.promise().stop_token; inherited != nullptr) {
+      return *inherited;
+    }
+  }
+  return {};
+}
+
 // The outcome of a task: a value, an exception, or (before it ran) nothing.
 // A hand-made union rather than std::variant keeps the hot path to a byte
 // test and a move; this is the path the co_await chain benchmark measures.

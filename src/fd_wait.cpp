@@ -2,6 +2,8 @@
 
 #include "fjord/detail/fd_wait.hpp"
 
+#include "fjord/detail/trace_point.hpp"
+
 #include <poll.h>
 
 #include <stdexcept>
@@ -141,6 +143,8 @@ bool fd_wait::suspend(std::coroutine_handle<> h) {
     // Runs at once if a stop was requested meanwhile.
     on_stop_.emplace(*token_, canceller{&waiter_});
   }
+  // Before our hold goes: after it, the frame may be resumed elsewhere.
+  trace_point(trace_kind::io_wait, static_cast<std::uint32_t>(registration_->fd));
   if (waiter_.drop_hold()) {
     waiter_.waiter.unpark_unsuspended();  // completed during the setup
     return false;
@@ -156,6 +160,8 @@ io_status fd_wait::await_resume() noexcept {
     // a timer_due() that is looking at our slot right now.
     timer_service::instance().disarm(waiter_);
   }
+  trace_point(trace_kind::io_ready, static_cast<std::uint32_t>(registration_->fd), 0,
+              static_cast<std::uint64_t>(waiter_.outcome));
   return static_cast<io_status>(waiter_.outcome);
 }
 

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -284,7 +286,24 @@ bool pool_core::shut_down(bool abandon_parked) noexcept {
     }
   }
   joined_ = true;
+  print_stats_if_asked();
   return true;
+}
+
+void pool_core::print_stats_if_asked() const noexcept {
+  // Read once: getenv is not safe against a concurrent setenv.
+  static const bool asked = [] {
+    const char* v = std::getenv("FJORD_STATS");  // NOLINT(concurrency-mt-unsafe)
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  if (!asked) {
+    return;
+  }
+  try {
+    std::fprintf(stderr, "%s\n", summary_line(stats(), name_).c_str());
+  } catch (...) {
+    std::fputs("fjord: FJORD_STATS: out of memory for the summary\n", stderr);
+  }
 }
 
 void pool_core::begin_blocking(worker& w) noexcept {
@@ -406,20 +425,28 @@ bool pool_core::retire(worker& w) noexcept {
   if (ended) {
     wake_all();
   }
+  // Retired time counts as parked (pool_stats.hpp).
+  worker_counters::open(w.counters.parked_since, steady_ns());
+  trace_point(trace_kind::park_begin, static_cast<std::uint32_t>(park_reason::idle));
+  bool active = false;
   while (true) {
     {
       std::lock_guard lock(idle_mutex_);
       if (exit_.load(std::memory_order_relaxed)) {
-        return false;
+        break;
       }
       if (!w.retired) {
         // Activated for a blocked worker: counted as a searcher already.
         w.searching = std::exchange(w.woken_as_searcher, false);
-        return true;
+        active = true;
+        break;
       }
     }
     w.sleeper.park();
   }
+  trace_point(trace_kind::park_end);
+  worker_counters::close(w.counters.parked_since, w.counters.parked_ns, steady_ns());
+  return active;
 }
 
 bool pool_core::try_end_locked() noexcept {
@@ -465,6 +492,7 @@ void pool_core::throw_forked() {
 
 void pool_core::resume_parked(job* j) noexcept {
   worker* w = current_worker;
+  trace_point(trace_kind::coroutine_wake, 0, trace_address(j), id_);
   if (w != nullptr && w->pool == this && w->deque.push(j)) {
     notify_local_push();
     return;
@@ -616,6 +644,7 @@ void pool_core::push_to_shard(shard& s, job* first, job* last) {
       throw_shutdown();
     }
   }
+  trace_point(trace_kind::inject, 0, trace_address(first), id_);
   s.queue.push_chain(first, last);
   notify_injected();
   if (!own) {
@@ -649,6 +678,7 @@ pool_stats pool_core::stats() const {
   s.workers.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     s.workers.push_back(workers_[i]->counters.snapshot());
+    s.workers.back().queue_depth = workers_[i]->deque.size_hint();
   }
   s.suppressed_exceptions = suppressed_.load(std::memory_order_relaxed);
   return s;

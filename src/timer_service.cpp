@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include "fjord/detail/fork_generation.hpp"
+#include "fjord/detail/trace_point.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -139,6 +140,7 @@ void timer_service::run() noexcept {
     if (!due.empty()) {
       lock.unlock();
       for (entry* e : due) {
+        trace_point(trace_kind::timer_fire, 0, trace_address(e));
         if (e->on_fire != nullptr) {
           e->on_fire(*e);  // e may be gone after this
         } else {

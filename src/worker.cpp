@@ -48,6 +48,8 @@ job* pool_core::next_job(worker& w, const completion_latch* until, deadline_t de
 
 void pool_core::worker_main(worker& w) noexcept {
   current_worker = &w;
+  w.counters.started_ns.store(steady_ns(), std::memory_order_relaxed);
+  trace_point(trace_kind::thread_start);
   while (true) {
     // A surplus thread retires here, between jobs (or runs its own jobs
     // first, falling through).
@@ -66,7 +68,16 @@ void pool_core::worker_main(worker& w) noexcept {
       break;
     }
   }
+  w.counters.ended_ns.store(steady_ns(), std::memory_order_relaxed);
   current_worker = nullptr;
+}
+
+void pool_core::run_timed(worker& w, job* j) noexcept {
+  trace_point(trace_kind::job_begin, 0, trace_address(j));
+  const std::uint64_t start = steady_ns();
+  run_job(j);
+  w.counters.record_job_duration(steady_ns() - start);
+  trace_point(trace_kind::job_end, 0, trace_address(j));
 }
 
 bool pool_core::wait_until(completion_latch& latch, deadline_t deadline) noexcept {
@@ -122,6 +133,7 @@ bool pool_core::help_until(worker& w, completion_latch& latch, deadline_t deadli
 bool pool_core::block_until(worker& w, completion_latch& latch, deadline_t deadline) noexcept {
   // Registered as the latch's waiter already: count_down unparks us.
   begin_blocking(w);
+  trace_point(trace_kind::park_begin, static_cast<std::uint32_t>(park_reason::blocked));
   while (!latch.done()) {
     if (deadline == deadline_t::max()) {
       w.sleeper.park();
@@ -133,6 +145,7 @@ bool pool_core::block_until(worker& w, completion_latch& latch, deadline_t deadl
     }
     w.sleeper.park_for(deadline - now);
   }
+  trace_point(trace_kind::park_end);
   end_blocking(w);
   const bool done = latch.done();
   if (done) {
@@ -305,6 +318,7 @@ job* pool_core::steal_round(worker& w) noexcept {
     job* j = nullptr;
     if (victim.steal(j) == work_stealing_deque::steal_result::success) {
       w.counters.steals.bump();
+      trace_point(trace_kind::steal, static_cast<std::uint32_t>(v), trace_address(j));
       return j;
     }
     w.counters.failed_steals.bump();
@@ -366,6 +380,11 @@ job* pool_core::search(worker& w, const completion_latch* until, deadline_t dead
   become_searcher(w);
   const bool can_steal = thread_count() > 1;
   const auto start = std::chrono::steady_clock::now();
+  worker_counters::open(
+      w.counters.searching_since,
+      static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count()));
+  trace_point(trace_kind::search_begin);
   for (std::uint32_t round = 1;; ++round) {
     job* j = nullptr;
     // Register as a thief (a heavy fence) only when a victim shows work:
@@ -379,6 +398,7 @@ job* pool_core::search(worker& w, const completion_latch* until, deadline_t dead
     }
     if (j != nullptr) {
       stop_searching(w);
+      end_search(w);
       return j;
     }
     if (until != nullptr && until->done()) {
@@ -395,7 +415,13 @@ job* pool_core::search(worker& w, const completion_latch* until, deadline_t dead
     }
   }
   stop_searching(w);
+  end_search(w);
   return nullptr;
+}
+
+void pool_core::end_search(worker& w) noexcept {
+  worker_counters::close(w.counters.searching_since, w.counters.searching_ns, steady_ns());
+  trace_point(trace_kind::search_end);
 }
 
 bool pool_core::any_work_visible() const noexcept {
@@ -459,23 +485,30 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
   reactor* poller = nullptr;
   if (!ready) {
     w.counters.parks.bump();
+    worker_counters::open(w.counters.parked_since, steady_ns());
     // While a coroutine waits for an fd, one parked worker waits in the
     // reactor instead (docs/io.md, "Who polls"). seq_cst: after our census
     // entry, against add_waiter()'s increment and look at the census.
     reactor* r = reactor::existing();
     if (r != nullptr && r->has_waiters() && r->try_become_poller()) {
       poller = r;
+      trace_point(trace_kind::park_begin, static_cast<std::uint32_t>(park_reason::polling));
       const auto timeout = deadline == deadline_t::max()
                                ? std::chrono::nanoseconds(-1)
                                : std::max(std::chrono::nanoseconds::zero(),
                                           std::chrono::duration_cast<std::chrono::nanoseconds>(
                                               deadline - std::chrono::steady_clock::now()));
       w.sleeper.park_polling([r, timeout] { r->wait(timeout); });
-    } else if (deadline == deadline_t::max()) {
-      w.sleeper.park();
     } else {
-      w.sleeper.park_for(deadline - std::chrono::steady_clock::now());
+      trace_point(trace_kind::park_begin, static_cast<std::uint32_t>(park_reason::idle));
+      if (deadline == deadline_t::max()) {
+        w.sleeper.park();
+      } else {
+        w.sleeper.park_for(deadline - std::chrono::steady_clock::now());
+      }
     }
+    trace_point(trace_kind::park_end);
+    worker_counters::close(w.counters.parked_since, w.counters.parked_ns, steady_ns());
     w.counters.wakeups.bump();
   }
   bool as_searcher = false;

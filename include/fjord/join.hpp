@@ -83,7 +83,9 @@ FJORD_ALWAYS_INLINE auto join_on_worker(worker& w, FA& a, FB& b)
     // coroutines woken here): other computations, which must not take a
     // sync_wait running on this thread for their own (cold path).
     w.counters.jobs_run.bump();
+    trace_point(trace_kind::job_begin, 0, trace_address(j));
     run_unrelated_job(j);
+    trace_point(trace_kind::job_end, 0, trace_address(j));
   }
   // Not stolen (the common case): call b directly.
   if (ra.has_error()) [[unlikely]] {

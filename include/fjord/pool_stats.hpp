@@ -1,9 +1,24 @@
 #pragma once
 
+#include <array>
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace fjord {
+
+// A histogram of job durations: bucket i counts jobs that ran for at least
+// 2^i and less than 2^(i+1) nanoseconds (bucket 0 also holds shorter ones,
+// the last also longer ones). Workers time one job in every
+// job_duration_sample_interval they run (timing each would cost a short
+// job more than the job), so the counts estimate the distribution;
+// multiplied by the interval they estimate totals.
+inline constexpr std::size_t job_duration_buckets = 40;
+inline constexpr std::uint64_t job_duration_sample_interval = 64;
+using job_duration_histogram = std::array<std::uint64_t, job_duration_buckets>;
 
 // A snapshot of one worker's counters. Counters are updated with relaxed
 // stores by their own worker and may be read at any time without stopping
@@ -17,6 +32,27 @@ struct worker_stats {
   std::uint64_t parks = 0;           // times the worker went to sleep
   std::uint64_t wakeups = 0;         // times it woke up again
 
+  // Where the thread's time went since it started: asleep, awake looking
+  // for work, and the rest (running jobs, including time blocked inside
+  // one). An interval in progress counts up to the snapshot.
+  std::chrono::nanoseconds parked{0};
+  std::chrono::nanoseconds searching{0};
+  std::chrono::nanoseconds busy{0};
+  // Jobs on the worker's deque when the snapshot was taken (0 for a sum).
+  std::uint64_t queue_depth = 0;
+  job_duration_histogram job_durations{};  // sampled, see above
+
+  // Of the steal attempts, the share that took a job (0 when none).
+  double steal_success_rate() const noexcept {
+    const std::uint64_t tries = steals + failed_steals;
+    return tries == 0 ? 0.0 : static_cast<double>(steals) / static_cast<double>(tries);
+  }
+  // busy / (busy + searching + parked), 0 before any time passed.
+  double utilisation() const noexcept {
+    const auto all = (busy + searching + parked).count();
+    return all <= 0 ? 0.0 : static_cast<double>(busy.count()) / static_cast<double>(all);
+  }
+
   worker_stats& operator+=(const worker_stats& o) noexcept {
     jobs_run += o.jobs_run;
     steals += o.steals;
@@ -24,6 +60,13 @@ struct worker_stats {
     injected_taken += o.injected_taken;
     parks += o.parks;
     wakeups += o.wakeups;
+    parked += o.parked;
+    searching += o.searching;
+    busy += o.busy;
+    queue_depth += o.queue_depth;
+    for (std::size_t i = 0; i < job_durations.size(); ++i) {
+      job_durations[i] += o.job_durations[i];
+    }
     return *this;
   }
 };
@@ -44,5 +87,13 @@ struct pool_stats {
     return sum;
   }
 };
+
+// The statistics in Prometheus' text exposition format (version 0.0.4), each
+// series labelled pool="<pool_name>" and, per worker, worker="<index>": what
+// a /metrics endpoint serves (the pool name is escaped as label values are).
+std::string to_prometheus(const pool_stats& stats, std::string_view pool_name);
+
+// One line: jobs, steals and their success rate, utilisation, parks.
+std::string summary_line(const pool_stats& stats, std::string_view pool_name);
 
 }  // namespace fjord

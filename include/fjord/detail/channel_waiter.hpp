@@ -51,6 +51,8 @@ class channel_parker {
   // (the value it handed over) are visible when we go on, and the frame's
   // state (queued waiters) is visible to the winner that resumes us.
   bool finish_suspend() noexcept {
+    // Recorded first: once suspended, the frame may be resumed and gone.
+    trace_point(trace_kind::channel_block, 0, trace_address(this));
     if (phase_.exchange(suspended, std::memory_order_acq_rel) == woken) {
       coroutine_.unpark_unsuspended();
       return false;
@@ -62,6 +64,7 @@ class channel_parker {
   // frame or stack: a thread is unparked, a suspended coroutine is sent back
   // to its pool (or sync_wait thread).
   void wake() noexcept {
+    trace_point(trace_kind::channel_unblock, 0, trace_address(this));
     if (on_thread_) {
       thread_.unpark();  // release: pairs with park()'s acquire
       return;
@@ -72,9 +75,15 @@ class channel_parker {
   }
 
   // A thread: blocks until wake().
-  void park() noexcept { thread_.park(); }
+  void park() noexcept {
+    trace_point(trace_kind::channel_block, 1, trace_address(this));
+    thread_.park();
+  }
   // A thread: blocks until wake() or the timeout; false on timeout.
-  bool park_for(std::chrono::nanoseconds timeout) noexcept { return thread_.park_for(timeout); }
+  bool park_for(std::chrono::nanoseconds timeout) noexcept {
+    trace_point(trace_kind::channel_block, 1, trace_address(this));
+    return thread_.park_for(timeout);
+  }
 
  private:
   static constexpr std::uint8_t running = 0;

@@ -24,6 +24,7 @@
 #include "fjord/detail/job_heap.hpp"
 #include "fjord/detail/job_recycler.hpp"
 #include "fjord/detail/submission_lane.hpp"
+#include "fjord/detail/trace_point.hpp"
 #include "fjord/detail/worker.hpp"
 #include "fjord/pool_options.hpp"
 #include "fjord/pool_stats.hpp"
@@ -60,6 +61,9 @@ class pool_core {
   std::size_t thread_count() const noexcept {
     return thread_count_.load(std::memory_order_acquire);
   }
+  // Unique among the pools of this process (never reused).
+  std::uint64_t id() const noexcept { return id_; }
+  const std::string& name() const noexcept { return name_; }
 
   // After a worker pushed onto its own deque: wake a sleeper if there is one
   // and nobody is searching. No fence: a sleeper registers with a heavy fence
@@ -78,6 +82,7 @@ class pool_core {
   void enqueue(job* j) {
     worker* w = current_worker;
     if (w != nullptr && w->pool == this && w->deque.push(j)) {
+      trace_point(trace_kind::fork, 0, trace_address(j));
       notify_local_push();
       return;
     }
@@ -142,6 +147,7 @@ class pool_core {
       return false;
     }
     job::execute_fn fn = injection_ring::run_nothing_fn();
+    trace_point(trace_kind::inject, 0, trace_address(s), id_);
     try {
       fn = std::forward<Build>(build)(s);
     } catch (...) {
@@ -382,9 +388,19 @@ class pool_core {
   // Any thread but our workers: sleeps on the latch's futex.
   static bool wait_foreign(completion_latch& latch, deadline_t deadline) noexcept;
   void run(worker& w, job* j) noexcept {
-    w.counters.jobs_run.bump();
+    if (w.counters.jobs_run.bump_and_read() % job_duration_sample_interval == 0) [[unlikely]] {
+      run_timed(w, j);
+      return;
+    }
+    trace_point(trace_kind::job_begin, 0, trace_address(j));
     run_job(j);
+    // j may be gone: only its address is recorded.
+    trace_point(trace_kind::job_end, 0, trace_address(j));
   }
+  // FJORD_STATS=1: the summary line on stderr once the pool has ended.
+  void print_stats_if_asked() const noexcept;
+  // run() for the jobs whose duration is sampled (pool_stats.hpp).
+  FJORD_NOINLINE void run_timed(worker& w, job* j) noexcept;
   // The next job for w: its own deque (and, now and then, the injection
   // queues first), else a search; nullptr when the search gave up.
   job* next_job(worker& w, const completion_latch* until, deadline_t deadline) noexcept;
@@ -409,6 +425,8 @@ class pool_core {
   void become_searcher(worker& w) noexcept;
   void become_thief(worker& w) noexcept;
   void stop_searching(worker& w) noexcept;
+  // search()'s way out: the searching time and trace event.
+  static void end_search(worker& w) noexcept;
   bool any_victim_has_work(const worker& w) const noexcept;
   bool any_work_visible() const noexcept;
   // Parks w until woken (or deadline); returns false when the pool has ended.

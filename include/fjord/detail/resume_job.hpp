@@ -55,6 +55,7 @@ struct parked_coroutine : resume_job {
       loop = nullptr;
       job::execute = &resume_at_home;
       home->note_parked();
+      trace_point(trace_kind::coroutine_suspend, 0, trace_address(static_cast<job*>(this)));
     }
   }
 

@@ -123,6 +123,13 @@ class work_stealing_deque {
     return top_.load(std::memory_order_relaxed) < bottom_.load(std::memory_order_relaxed);
   }
 
+  // Jobs on the deque, as a racy snapshot for statistics.
+  std::size_t size_hint() const noexcept {
+    const std::int64_t n =
+        bottom_.load(std::memory_order_relaxed) - top_.load(std::memory_order_relaxed);
+    return n > 0 ? static_cast<std::size_t>(n) : 0;
+  }
+
  private:
   // The slots are plain job* (calloc'd, implicit lifetime) accessed only
   // through atomic_ref.

@@ -1,6 +1,10 @@
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <atomic>
+#include <bit>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
@@ -19,6 +23,12 @@ class pool_core;
 class owned_counter {
  public:
   void bump() noexcept { add(1); }
+  // Bumps and returns the new count.
+  std::uint64_t bump_and_read() noexcept {
+    const std::uint64_t n = value_.load(std::memory_order_relaxed) + 1;
+    value_.store(n, std::memory_order_relaxed);
+    return n;
+  }
   void add(std::uint64_t n) noexcept {
     value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
@@ -28,12 +38,65 @@ class owned_counter {
   std::atomic<std::uint64_t> value_{0};
 };
 
+// Nanoseconds on the steady clock, as one integer an atomic can hold.
+inline std::uint64_t steady_ns() noexcept {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
 struct worker_counters {
   owned_counter jobs_run, steals, failed_steals, injected_taken, parks, wakeups;
+  // Time accounts (pool_stats.hpp): closed intervals, plus the open one's
+  // start (0: none). Busy time is what is left of the thread's life.
+  owned_counter parked_ns, searching_ns;
+  std::atomic<std::uint64_t> started_ns{0};
+  std::atomic<std::uint64_t> ended_ns{0};  // the thread left its main loop
+  std::atomic<std::uint64_t> parked_since{0};
+  std::atomic<std::uint64_t> searching_since{0};
+  std::array<owned_counter, job_duration_buckets> job_durations;
+
+  // Owner only: open and close an interval of one account.
+  static void open(std::atomic<std::uint64_t>& since, std::uint64_t now) noexcept {
+    since.store(now, std::memory_order_relaxed);
+  }
+  static void close(std::atomic<std::uint64_t>& since, owned_counter& total,
+                    std::uint64_t now) noexcept {
+    const std::uint64_t from = since.load(std::memory_order_relaxed);
+    if (from != 0) {
+      total.add(now - from);
+      since.store(0, std::memory_order_relaxed);
+    }
+  }
+
+  void record_job_duration(std::uint64_t ns) noexcept {
+    const std::size_t bucket =
+        ns < 2 ? 0 : std::min<std::size_t>(std::bit_width(ns) - 1, job_duration_buckets - 1);
+    job_durations[bucket].bump();
+  }
 
   worker_stats snapshot() const noexcept {
-    return {jobs_run.read(),       steals.read(), failed_steals.read(),
-            injected_taken.read(), parks.read(),  wakeups.read()};
+    worker_stats s{jobs_run.read(),       steals.read(), failed_steals.read(),
+                   injected_taken.read(), parks.read(),  wakeups.read()};
+    const std::uint64_t now = steady_ns();
+    auto account = [now](const owned_counter& total, const std::atomic<std::uint64_t>& since) {
+      const std::uint64_t from = since.load(std::memory_order_relaxed);
+      return total.read() + (from != 0 && now > from ? now - from : 0);
+    };
+    const std::uint64_t parked = account(parked_ns, parked_since);
+    const std::uint64_t searching = account(searching_ns, searching_since);
+    const std::uint64_t start = started_ns.load(std::memory_order_relaxed);
+    const std::uint64_t end = ended_ns.load(std::memory_order_relaxed);
+    const std::uint64_t until = end != 0 ? end : now;
+    const std::uint64_t life = start != 0 && until > start ? until - start : 0;
+    s.parked = std::chrono::nanoseconds(parked);
+    s.searching = std::chrono::nanoseconds(searching);
+    // The accounts are read one by one: clamp what a race could overdraw.
+    s.busy = std::chrono::nanoseconds(life > parked + searching ? life - parked - searching : 0);
+    for (std::size_t i = 0; i < job_durations.size(); ++i) {
+      s.job_durations[i] = job_durations[i].read();
+    }
+    return s;
   }
 };
 

@@ -40,6 +40,7 @@
 #include "fjord/tcp_listener.hpp"
 #include "fjord/tcp_stream.hpp"
 #include "fjord/timer.hpp"
+#include "fjord/trace.hpp"
 #include "fjord/udp_socket.hpp"
 #include "fjord/when_all.hpp"
 #include "fjord/when_any.hpp"

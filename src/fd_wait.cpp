@@ -160,7 +160,10 @@ io_status fd_wait::await_resume() noexcept {
     // a timer_due() that is looking at our slot right now.
     timer_service::instance().disarm(waiter_);
   }
-  trace_point(trace_kind::io_ready, static_cast<std::uint32_t>(registration_->fd), 0,
+  // No registration: a wait on a closed registered_fd (the arguments are
+  // evaluated whether or not tracing runs).
+  trace_point(trace_kind::io_ready,
+              registration_ != nullptr ? static_cast<std::uint32_t>(registration_->fd) : ~0u, 0,
               static_cast<std::uint64_t>(waiter_.outcome));
   return static_cast<io_status>(waiter_.outcome);
 }

@@ -34,6 +34,7 @@ fd_wait::fd_wait(io_registration* r, io_direction direction, io_deadline deadlin
       token_(std::move(token)) {
   if (r != nullptr) {
     generation_ = r->generation.load(std::memory_order_relaxed);
+    fd_ = r->fd;
   }
 }
 
@@ -144,7 +145,7 @@ bool fd_wait::suspend(std::coroutine_handle<> h) {
     on_stop_.emplace(*token_, canceller{&waiter_});
   }
   // Before our hold goes: after it, the frame may be resumed elsewhere.
-  trace_point(trace_kind::io_wait, static_cast<std::uint32_t>(registration_->fd));
+  trace_point(trace_kind::io_wait, static_cast<std::uint32_t>(fd_));
   if (waiter_.drop_hold()) {
     waiter_.waiter.unpark_unsuspended();  // completed during the setup
     return false;
@@ -160,10 +161,9 @@ io_status fd_wait::await_resume() noexcept {
     // a timer_due() that is looking at our slot right now.
     timer_service::instance().disarm(waiter_);
   }
-  // No registration: a wait on a closed registered_fd (the arguments are
-  // evaluated whether or not tracing runs).
-  trace_point(trace_kind::io_ready,
-              registration_ != nullptr ? static_cast<std::uint32_t>(registration_->fd) : ~0u, 0,
+  // fd_, not the registration's: a close() may be rewriting that (and a
+  // trace point's arguments are evaluated whether or not tracing runs).
+  trace_point(trace_kind::io_ready, static_cast<std::uint32_t>(fd_), 0,
               static_cast<std::uint64_t>(waiter_.outcome));
   return static_cast<io_status>(waiter_.outcome);
 }

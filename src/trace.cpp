@@ -338,32 +338,31 @@ trace_data collect(trace_registry& r) {
   });
 }
 
-// fork(): the child has one thread, and its locks may have been taken by
-// threads that are gone. Hold them across the fork; the child does not
-// trace (its copy of the parent's session would be half of a picture).
-void before_fork() noexcept {
-  registry().control.lock();
-  registry().threads_mutex.lock();
-}
-void after_fork_in_parent() noexcept {
-  registry().threads_mutex.unlock();
-  registry().control.unlock();
-}
+// fork(): the child has one thread. Another thread may have held either
+// mutex, or been appending to the list of buffers, at the moment of the
+// fork: the child makes both mutexes and the list anew (abandoning the old
+// list, which only the child's copy of memory holds) with its own buffer
+// alone in it, and does not trace (its copy of the parent's session would
+// be half of a picture). No prepare handler holds the locks across the
+// fork: a fork must not wait for a write() in progress.
 void after_fork_in_child() noexcept {
   trace_registry& r = registry();
   trace_mode.store(0, std::memory_order_relaxed);
-  r.running = false;
-  r.session = 0;
-  for (trace_thread* t : r.threads) {
-    if (t != this_thread_buffer) {
-      t->exited.store(true, std::memory_order_relaxed);
+  new (&r.control) std::mutex;
+  new (&r.threads_mutex) std::mutex;
+  new (&r.threads) std::vector<trace_thread*>;
+  r.running = false;  // the session number stays: the next start() is a new one
+  trace_thread* mine = this_thread_buffer;
+  if (mine != nullptr && mine != dead_thread) {
+    try {
+      r.threads.push_back(mine);
+    } catch (...) {
+      this_thread_buffer = dead_thread;  // out of memory: this thread records no more
     }
   }
-  r.threads_mutex.unlock();
-  r.control.unlock();
 }
 [[maybe_unused]] const int atfork_registered =
-    pthread_atfork(&before_fork, &after_fork_in_parent, &after_fork_in_child);
+    pthread_atfork(nullptr, nullptr, &after_fork_in_child);
 
 }  // namespace
 

@@ -56,6 +56,9 @@ class fd_wait {
 
   io_registration* registration_;
   std::uint32_t generation_ = 0;
+  // The fd, for trace events: read when the wait is made, since close()
+  // rewrites the registration's while the wait is pending.
+  int fd_ = -1;
   io_direction direction_;
   bool check_now_;
   bool timed_ = false;

@@ -506,7 +506,7 @@ void pool_core::resume_parked(job* j) noexcept {
   wakers_.fetch_add(1, std::memory_order_relaxed);
   shard& s = *shards_[w != nullptr && w->pool == this ? (w->index & shard_mask_)
                                                       : shard_for_this_thread()];
-  s.queue.push_chain(j, j);
+  s.queue.push(j);
   notify_injected();
   wakers_.fetch_sub(1, std::memory_order_release);
 }
@@ -602,7 +602,7 @@ submission_lane* pool_core::lane_for_this_thread() {
   return lane.get();
 }
 
-void pool_core::inject(job* first, job* last) {
+void pool_core::inject(job* first, job* last, std::uint64_t count) {
   worker* w = current_worker;
   const bool own = (w != nullptr && w->pool == this);
   // One job from outside: by pointer through the thread's lane.
@@ -612,7 +612,7 @@ void pool_core::inject(job* first, job* last) {
       })) {
     return;
   }
-  push_to_queue(first, last);
+  push_to_queue(first, last, count);
 }
 
 void throw_bad_priority(priority p) {
@@ -620,17 +620,18 @@ void throw_bad_priority(priority p) {
                               " is none of high (0), normal (1) and low (2)");
 }
 
-void pool_core::push_to_level(priority p, job* first, job* last) {
-  push_to_shard(p == priority::high ? high_ : low_, first, last);
+void pool_core::push_to_level(priority p, job* first, job* last, std::uint64_t count) {
+  push_to_shard(p == priority::high ? high_ : low_, first, last, count);
 }
 
-void pool_core::push_to_queue(job* first, job* last) {
+void pool_core::push_to_queue(job* first, job* last, std::uint64_t count) {
   worker* w = current_worker;
   const bool own = (w != nullptr && w->pool == this);
-  push_to_shard(*shards_[own ? (w->index & shard_mask_) : shard_for_this_thread()], first, last);
+  push_to_shard(*shards_[own ? (w->index & shard_mask_) : shard_for_this_thread()], first, last,
+                count);
 }
 
-void pool_core::push_to_shard(shard& s, job* first, job* last) {
+void pool_core::push_to_shard(shard& s, job* first, job* last, std::uint64_t count) {
   worker* w = current_worker;
   const bool own = (w != nullptr && w->pool == this);
   if (!own) {
@@ -645,7 +646,7 @@ void pool_core::push_to_shard(shard& s, job* first, job* last) {
     }
   }
   trace_point(trace_kind::inject, 0, trace_address(first), id_);
-  s.queue.push_chain(first, last);
+  s.queue.push_chain(first, last, count);
   notify_injected();
   if (!own) {
     s.submitters.fetch_sub(1, std::memory_order_release);
@@ -681,6 +682,16 @@ pool_stats pool_core::stats() const {
     s.workers.back().queue_depth = workers_[i]->deque.size_hint();
   }
   s.suppressed_exceptions = suppressed_.load(std::memory_order_relaxed);
+  s.injection_depth = high_.queue.depth() + low_.queue.depth();
+  for (const auto& sh : shards_) {
+    s.injection_depth += sh->queue.depth();
+  }
+  const std::size_t lanes = lane_count_.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < lanes; ++i) {
+    if (const submission_lane* lane = lanes_[i].load(std::memory_order_acquire)) {
+      s.injection_depth += lane->backlog();
+    }
+  }
   return s;
 }
 

@@ -65,7 +65,7 @@ void pool_core::hold_while_paused(worker& w, job* j) noexcept {
   // Back where its owner runs it first after resume(); nobody is woken for
   // it (they would only pause too).
   if (!w.deque.push(j)) {
-    shards_[w.index & shard_mask_]->queue.push_chain(j, j);
+    shards_[w.index & shard_mask_]->queue.push(j);
   }
   while (paused_.load(std::memory_order_acquire) != 0) {
     futex_wait(&paused_, 1);

@@ -123,6 +123,9 @@ std::string to_prometheus(const pool_stats& stats, std::string_view pool_name) {
     out.sample("fjord_queue_depth", static_cast<long>(i), "",
                std::to_string(stats.workers[i].queue_depth));
   }
+  out.family("fjord_injection_depth", "gauge",
+             "Jobs from outside the pool waiting on its injection path.");
+  out.sample("fjord_injection_depth", -1, "", std::to_string(stats.injection_depth));
   out.family("fjord_suppressed_exceptions_total", "counter",
              "Exceptions that lost to an earlier one in the same join or group.");
   out.sample("fjord_suppressed_exceptions_total", -1, "",
@@ -163,11 +166,12 @@ std::string summary_line(const pool_stats& stats, std::string_view pool_name) {
   std::array<char, 256> line{};
   std::snprintf(line.data(), line.size(),
                 "%zu threads, %llu jobs, %llu steals (%.0f%% of attempts), %.0f%% busy, "
-                "%.0f%% searching, %.0f%% parked, %llu parks",
+                "%.0f%% searching, %.0f%% parked, %llu parks, %llu queued",
                 stats.workers.size(), static_cast<unsigned long long>(t.jobs_run),
                 static_cast<unsigned long long>(t.steals), 100.0 * t.steal_success_rate(),
                 percent(t.busy), percent(t.searching), percent(t.parked),
-                static_cast<unsigned long long>(t.parks));
+                static_cast<unsigned long long>(t.parks),
+                static_cast<unsigned long long>(t.queue_depth + stats.injection_depth));
   return "fjord: pool \"" + std::string(pool_name) + "\": " + line.data();
 }
 

@@ -93,4 +93,14 @@ bool submission_lane::maybe_nonempty() const noexcept {
   return false;
 }
 
+std::size_t submission_lane::backlog() const noexcept {
+  std::size_t n = 0;
+  // Rings stay allocated until free_rings(), so following the links is safe.
+  for (const injection_ring* r = head_.load(std::memory_order_acquire); r != nullptr;
+       r = r->successor.load(std::memory_order_acquire)) {
+    n += r->backlog();
+  }
+  return n;
+}
+
 }  // namespace fjord::detail

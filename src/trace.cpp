@@ -209,23 +209,38 @@ void drop(trace_thread& t) noexcept {
 
 }  // namespace
 
-void trace_record(std::uint64_t mode, trace_kind kind, std::uint32_t small, std::uint64_t a,
-                  std::uint64_t b) noexcept {
-  const std::uint64_t session = mode >> 32;
+namespace {
+
+void write_event(trace_thread& t, trace_chunk& c, std::uint32_t n, trace_kind kind,
+                 std::uint32_t small, std::uint64_t a, std::uint64_t b) noexcept {
+  // Never backwards on one track, whatever core the thread moved to.
+  std::uint64_t now = cycle_clock::now();
+  if (now < t.last_tsc) {
+    now = t.last_tsc;
+  }
+  t.last_tsc = now;
+  c.events[n] = trace_event{now, a, b, static_cast<std::uint32_t>(kind), small};
+  c.used.store(n + 1, std::memory_order_release);
+}
+
+// Everything but the common case: a first event of the session, a full
+// chunk, a spent budget.
+FJORD_NOINLINE void record_slowly(std::uint64_t session, trace_kind kind, std::uint32_t small,
+                                  std::uint64_t a, std::uint64_t b) noexcept {
   trace_thread* t = this_thread_buffer;
-  if (t == nullptr || t == dead_thread || t->owner_session != session) [[unlikely]] {
+  if (t == nullptr || t == dead_thread || t->owner_session != session) {
     t = enter_session(t, session);
     if (t == nullptr) {
       return;
     }
   }
-  if (t->full) [[unlikely]] {
+  if (t->full) {
     drop(*t);
     return;
   }
   trace_chunk* c = t->current;
   std::uint32_t n = c->used.load(std::memory_order_relaxed);
-  if (n == trace_chunk::capacity) [[unlikely]] {
+  if (n == trace_chunk::capacity) {
     c = next_chunk(*t);
     if (c == nullptr) {
       drop(*t);
@@ -233,14 +248,27 @@ void trace_record(std::uint64_t mode, trace_kind kind, std::uint32_t small, std:
     }
     n = 0;
   }
-  // Never backwards on one track, whatever core the thread moved to.
-  std::uint64_t now = cycle_clock::now();
-  if (now < t->last_tsc) {
-    now = t->last_tsc;
+  write_event(*t, *c, n, kind, small, a, b);
+}
+
+}  // namespace
+
+void trace_record(std::uint64_t mode, trace_kind kind, std::uint32_t small, std::uint64_t a,
+                  std::uint64_t b) noexcept {
+  // The common case touches no callee-saved register, so it needs no stack
+  // frame: the rest is a tail call. dead_thread's owner_session is 0, which
+  // no session is (start() numbers them from 1).
+  const std::uint64_t session = mode >> 32;
+  trace_thread* t = this_thread_buffer;
+  if (t != nullptr && t->owner_session == session && !t->full) [[likely]] {
+    trace_chunk* c = t->current;
+    const std::uint32_t n = c->used.load(std::memory_order_relaxed);
+    if (n != trace_chunk::capacity) [[likely]] {
+      write_event(*t, *c, n, kind, small, a, b);
+      return;
+    }
   }
-  t->last_tsc = now;
-  c->events[n] = trace_event{now, a, b, static_cast<std::uint32_t>(kind), small};
-  c->used.store(n + 1, std::memory_order_release);
+  record_slowly(session, kind, small, a, b);
 }
 
 namespace {
@@ -386,7 +414,13 @@ void start(const options& opts) {
     throw std::logic_error("fjord::trace::start: tracing is already running");
   }
   detail::free_exited_threads(r);
-  ++r.session;
+  // Sessions live in the mode word's top 32 bits. 0 is never one (threads
+  // that never traced, and exited ones, have session 0), so after 2^32
+  // sessions the count goes on at 1.
+  r.session = (r.session + 1) & 0xffff'ffffU;
+  if (r.session == 0) {
+    r.session = 1;
+  }
   r.running = true;
   r.stopped_ns_per_tick = 0;
   r.budget.store(

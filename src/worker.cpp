@@ -286,7 +286,7 @@ job* pool_core::keep_batch(worker& w, job** batch, std::size_t n) noexcept {
       for (std::size_t k = i; k-- > 1;) {
         batch[k]->next().store(batch[k + 1], std::memory_order_relaxed);
       }
-      shards_[w.index & shard_mask_]->queue.push_chain(batch[1], batch[i]);
+      shards_[w.index & shard_mask_]->queue.push_chain(batch[1], batch[i], i);
       break;
     }
     pushed = true;

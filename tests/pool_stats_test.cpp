@@ -4,12 +4,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <numeric>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "fjord/join.hpp"
 #include "fjord/pool.hpp"
@@ -98,6 +100,46 @@ TEST(pool_stats, steal_success_rate_and_queue_depth) {
   release = true;
   pool.wait_idle();
   EXPECT_EQ(pool.stats().workers.at(0).queue_depth, 0u);
+}
+
+TEST(pool_stats, injection_depth_counts_every_outside_path) {
+  fjord::pool pool(fjord::pool_options{.workers = 1});
+  std::atomic<bool> running{false};
+  std::atomic<bool> release{false};
+  pool.post([&] {
+    running = true;
+    while (!release.load()) {
+      std::this_thread::yield();
+    }
+  });
+  while (!running.load()) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(pool.stats().injection_depth, 0u);
+  // The one worker is held: what follows waits, on each path in turn.
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 100; ++i) {
+    pool.post([&] { ++ran; });  // this thread's submission lane
+  }
+  std::vector<std::function<void()>> bulk(50, [&] { ++ran; });
+  pool.post_bulk(bulk);  // one chain on the linked queue
+  for (int i = 0; i < 5; ++i) {
+    pool.post(fjord::priority::high, [&] { ++ran; });
+  }
+  for (int i = 0; i < 7; ++i) {
+    pool.post(fjord::priority::low, [&] { ++ran; });
+  }
+  const auto held = pool.stats();
+  EXPECT_EQ(held.injection_depth, 162u);
+  EXPECT_EQ(held.total().queue_depth, 0u);
+  EXPECT_NE(fjord::summary_line(held, "p").find(", 162 queued"), std::string::npos)
+      << fjord::summary_line(held, "p");
+  EXPECT_NE(fjord::to_prometheus(held, "p").find("fjord_injection_depth{pool=\"p\"} 162\n"),
+            std::string::npos);
+  release = true;
+  pool.wait_idle();
+  EXPECT_EQ(ran.load(), 162);
+  EXPECT_EQ(pool.stats().injection_depth, 0u);
 }
 
 TEST(pool_stats, prometheus_exposition_is_well_formed) {

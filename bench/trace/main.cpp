@@ -1,17 +1,20 @@
 // The cost of a trace point (docs/tracing.md, "Cost"): ns per event on the
 // recording thread's path with tracing on, and per trace point with it off.
+// The floor is the time stamp read alone, which every event needs.
 //
-//   bench_trace --mode on|off [--events N] [--rounds R]
+//   bench_trace --mode on|off|floor [--events N] [--rounds R]
 // Prints RESULT {"value": <ns per event>, ...} like the other benchmarks.
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "fjord/detail/cycle_clock.hpp"
 #include "fjord/trace.hpp"
 
 int main(int argc, char** argv) {
@@ -27,8 +30,8 @@ int main(int argc, char** argv) {
       rounds = std::atoi(argv[i + 1]);
     }
   }
-  if ((mode != "on" && mode != "off") || events <= 0 || rounds <= 0) {
-    std::fprintf(stderr, "usage: bench_trace --mode on|off [--events N] [--rounds R]\n");
+  if ((mode != "on" && mode != "off" && mode != "floor") || events <= 0 || rounds <= 0) {
+    std::fprintf(stderr, "usage: bench_trace --mode on|off|floor [--events N] [--rounds R]\n");
     return 2;
   }
   std::vector<double> per_event;
@@ -37,11 +40,21 @@ int main(int argc, char** argv) {
       // Room for every event: the path measured is the recording one.
       fjord::trace::start({.buffer_bytes = static_cast<std::size_t>(events) * 64 + (1 << 20)});
     }
+    std::uint64_t sink = 0;
     const auto t0 = std::chrono::steady_clock::now();
-    for (long i = 0; i < events; ++i) {
-      fjord::trace::counter("bench", i);
+    if (mode == "floor") {
+      for (long i = 0; i < events; ++i) {
+        sink += fjord::detail::cycle_clock::now();
+      }
+    } else {
+      for (long i = 0; i < events; ++i) {
+        fjord::trace::counter("bench", i);
+      }
     }
     const auto t1 = std::chrono::steady_clock::now();
+    if (sink == 1) {
+      std::puts("");  // keeps the floor loop's reads
+    }
     if (mode == "on") {
       fjord::trace::stop();
       if (fjord::trace::dropped() != 0) {

@@ -2,6 +2,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <iterator>
 #include <memory>
@@ -168,7 +169,7 @@ class pool {
     }
     post_job(std::forward<F>(f), [this, lane_refused](detail::job* j) {
       if (lane_refused) {
-        core_->push_to_queue(j, j);
+        core_->push_to_queue(j, j, 1);
       } else {
         core_->enqueue(j);
       }
@@ -186,7 +187,7 @@ class pool {
       return;
     }
     post_job(std::forward<F>(f),
-             [this, level](detail::job* j) { core_->push_to_level(level, j, j); });
+             [this, level](detail::job* j) { core_->push_to_level(level, j, j, 1); });
   }
 
   // Posts every callable in the range with one enqueue operation.
@@ -196,6 +197,7 @@ class pool {
     using job_t = detail::posted_job<fn_t>;
     detail::job* first = nullptr;
     detail::job* last = nullptr;
+    std::uint64_t count = 0;
     try {
       for (auto&& f : callables) {
         auto* j = detail::construct_job<job_t>(core_->allocate_job(sizeof(job_t), alignof(job_t)),
@@ -206,9 +208,10 @@ class pool {
           last->next().store(j, std::memory_order_relaxed);
         }
         last = j;
+        ++count;
       }
       if (first != nullptr) {
-        core_->inject(first, last);
+        core_->inject(first, last, count);
       }
     } catch (...) {
       // Only links up to `last` were written (the chain's end is set by
@@ -257,7 +260,7 @@ class pool {
       detail::result_slot<value_t> result;
     };
     invoke_job j(f, core_);
-    core_->inject(&j, &j);
+    core_->inject(&j, &j, 1);
     core_->wait(j.latch);
     if (j.result.has_error()) {
       std::rethrow_exception(j.result.error());

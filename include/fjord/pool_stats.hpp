@@ -78,6 +78,11 @@ struct pool_stats {
   // Exceptions that lost to an earlier one in join/invoke/task_group/when_all
   // (the first is rethrown; the others are counted here, never dropped unseen).
   std::uint64_t suppressed_exceptions = 0;
+  // Jobs submitted from outside the pool (and coroutines handed back to it)
+  // that wait on its injection path, priority queues included, when the
+  // snapshot was taken. With the workers' queue_depth it is all the work
+  // the pool holds and has not begun.
+  std::uint64_t injection_depth = 0;
 
   worker_stats total() const noexcept {
     worker_stats sum;

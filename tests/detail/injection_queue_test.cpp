@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -41,12 +42,14 @@ TEST(injection_queue, chains_keep_their_order) {
   for (std::size_t i = 0; i + 1 < jobs.size(); ++i) {
     jobs[i].next().store(&jobs[i + 1]);
   }
-  q.push_chain(&jobs.front(), &jobs.back());
+  q.push_chain(&jobs.front(), &jobs.back(), jobs.size());
+  EXPECT_EQ(q.depth(), 4u);
   ASSERT_TRUE(q.try_lock_consumer());
   for (auto& j : jobs) {
     EXPECT_EQ(q.pop(), &j);
   }
   EXPECT_EQ(q.pop(), nullptr);
+  EXPECT_EQ(q.depth(), 0u) << "the sentinel's re-insertion is not a job";
   q.unlock_consumer();
 }
 
@@ -69,7 +72,7 @@ TEST(injection_queue, stress_many_producers_many_consumers) {
         for (int k = 0; k + 1 < chain; ++k) {
           base[i + k].next().store(&base[i + k + 1], std::memory_order_relaxed);
         }
-        q.push_chain(&base[i], &base[i + chain - 1]);
+        q.push_chain(&base[i], &base[i + chain - 1], static_cast<std::uint64_t>(chain));
         i += chain;
       }
     });
@@ -98,6 +101,7 @@ TEST(injection_queue, stress_many_producers_many_consumers) {
     ASSERT_EQ(seen[i].load(), 1) << i;
   }
   EXPECT_FALSE(q.maybe_nonempty());
+  EXPECT_EQ(q.depth(), 0u);
 }
 
 // Small bursts consumed as they come: the consumer often reaches the last

@@ -27,7 +27,7 @@ FJORD_TRACE="$dir/env.fjtrace" "$pool_basics" >/dev/null
 python3 "$checker" "$dir/env-converted.json" --expect-name job
 
 FJORD_STATS=1 "$pool_basics" 2>"$dir/stats" >/dev/null
-grep -q '^fjord: pool ".*threads, .* jobs, .* steals' "$dir/stats"
+grep -q '^fjord: pool ".*threads, .* jobs, .* steals.*, [0-9]* queued$' "$dir/stats"
 
 printf 'not a trace' >"$dir/bad.fjtrace"
 if "$fjord_trace" convert "$dir/bad.fjtrace" "$dir/bad.json" 2>"$dir/err"; then

@@ -153,10 +153,12 @@ class injection_ring {
   }
 
   // Published and not yet taken (producer's view; a stale dequeue_pos_ only
-  // overstates it).
+  // overstates it). From another thread the two loads may see a consumer's
+  // take before the publication it took: then 0, not a wrapped difference.
   std::size_t backlog() const noexcept {
-    return static_cast<std::size_t>(enqueue_pos_.load(std::memory_order_relaxed) -
-                                    dequeue_pos_.load(std::memory_order_relaxed));
+    const std::uint64_t taken = dequeue_pos_.load(std::memory_order_relaxed);
+    const std::uint64_t published = enqueue_pos_.load(std::memory_order_relaxed);
+    return published > taken ? static_cast<std::size_t>(published - taken) : 0;
   }
 
   // Every position the producer published was taken. Exact once the

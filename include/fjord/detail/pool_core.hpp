@@ -86,7 +86,7 @@ class pool_core {
       notify_local_push();
       return;
     }
-    inject(j, j);
+    inject(j, j, 1);
   }
 
   // At priority p: normal is enqueue(j); high and low go to that level's
@@ -95,20 +95,20 @@ class pool_core {
     if (p == priority::normal) {
       enqueue(j);
     } else {
-      push_to_level(p, j, j);
+      push_to_level(p, j, j, 1);
     }
   }
   // Any thread: the chain first..last on level p's queue (not normal).
   // Throws like inject().
-  void push_to_level(priority p, job* first, job* last);
+  void push_to_level(priority p, job* first, job* last, std::uint64_t count);
 
-  // Any thread. Enqueues the chain first..last (linked through job::next)
-  // on the injection path.
+  // Any thread. Enqueues the chain first..last (linked through job::next),
+  // `count` jobs, on the injection path.
   // Throws fjord::shutdown_error once the pool is being destroyed, unless the
   // caller is one of this pool's workers (a draining job may still fork).
-  void inject(job* first, job* last);
+  void inject(job* first, job* last, std::uint64_t count);
   // The same, always through the linked queue.
-  void push_to_queue(job* first, job* last);
+  void push_to_queue(job* first, job* last, std::uint64_t count);
 
   // Hands back a coroutine that parked while running on this pool (a timer
   // or an async primitive woke it), from any thread, also while the pool is
@@ -348,7 +348,7 @@ class pool_core {
 
   // push_to_queue / push_to_level: the chain on s, with the shutdown
   // handshake for callers from outside.
-  void push_to_shard(shard& s, job* first, job* last);
+  void push_to_shard(shard& s, job* first, job* last, std::uint64_t count);
   static void thread_main(void* w) noexcept;
   void run_thread_hook(const std::function<void(std::size_t)>& hook, std::size_t index) noexcept;
   static void forget_lanes_in_fork_children() noexcept;

@@ -26,9 +26,9 @@ class schedule_awaiter : resume_job {
   void await_suspend(std::coroutine_handle<> h) {
     handle = h;
     if (level_ == priority::normal) {
-      pool_->inject(this, this);
+      pool_->inject(this, this, 1);
     } else {
-      pool_->push_to_level(level_, this, this);
+      pool_->push_to_level(level_, this, this, 1);
     }
   }
   void await_resume() const noexcept {}
@@ -47,7 +47,7 @@ class yield_awaiter : resume_job {
   bool await_ready() const noexcept { return current_worker == nullptr; }
   void await_suspend(std::coroutine_handle<> h) {
     handle = h;
-    current_worker->pool->inject(this, this);
+    current_worker->pool->inject(this, this, 1);
   }
   void await_resume() const noexcept {}
 };

@@ -71,6 +71,10 @@ class submission_lane {
   // before it (every ring from head_ on is checked).
   bool maybe_nonempty() const noexcept;
 
+  // Any thread, while the pool lives: jobs published and not yet taken, a
+  // racy snapshot for statistics.
+  std::size_t backlog() const noexcept;
+
   // Ownership.
   bool try_adopt() noexcept {
     bool expected = true;

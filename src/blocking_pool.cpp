@@ -55,6 +55,7 @@ void blocking_pool::submit(job* j) {
     tail_->next().store(j, std::memory_order_relaxed);
   }
   tail_ = j;
+  ++queued_;
   if (idle_ > wakeups_) {
     ++wakeups_;
     lock.unlock();
@@ -66,35 +67,49 @@ void blocking_pool::submit(job* j) {
   }
   ++threads_;
   lock.unlock();
+  if (start_thread()) {
+    return;
+  }
+  lock.lock();
+  if (threads_ != 0 || !take_back(j)) {
+    return;  // other threads are running (or one that ended since took it): they run it
+  }
+  throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                          "fjord::blocking: no blocking thread is running and none can be made");
+}
+
+bool blocking_pool::start_thread() noexcept {
   try {
     std::thread([this] { thread_main(); }).detach();
+    return true;
   } catch (...) {
-    lock.lock();
+    const std::lock_guard lock(mutex_);
     --threads_;
-    if (threads_ == 0) {
-      // Nobody will ever take it: take it back out (unless a thread that
-      // has ended since took it) and report.
-      job* prev = nullptr;
-      job* k = head_;
-      while (k != nullptr && k != j) {
-        prev = k;
-        k = k->next().load(std::memory_order_relaxed);
-      }
-      if (k == j) {
-        job* after = j->next().load(std::memory_order_relaxed);
-        if (prev == nullptr) {
-          head_ = after;
-        } else {
-          prev->next().store(after, std::memory_order_relaxed);
-        }
-        if (tail_ == j) {
-          tail_ = prev;
-        }
-        throw;
-      }
-    }
-    // Other threads are running: they take it.
+    return false;
   }
+}
+
+bool blocking_pool::take_back(job* j) noexcept {
+  job* prev = nullptr;
+  job* k = head_;
+  while (k != nullptr && k != j) {
+    prev = k;
+    k = k->next().load(std::memory_order_relaxed);
+  }
+  if (k != j) {
+    return false;
+  }
+  job* after = j->next().load(std::memory_order_relaxed);
+  if (prev == nullptr) {
+    head_ = after;
+  } else {
+    prev->next().store(after, std::memory_order_relaxed);
+  }
+  if (tail_ == j) {
+    tail_ = prev;
+  }
+  --queued_;
+  return true;
 }
 
 void blocking_pool::thread_main() noexcept {
@@ -106,6 +121,7 @@ void blocking_pool::thread_main() noexcept {
       if (head_ == nullptr) {
         tail_ = nullptr;
       }
+      --queued_;
       lock.unlock();
       run_job(j);
       lock.lock();
@@ -149,11 +165,25 @@ void blocking_pool::set_limits(std::size_t max_threads, std::chrono::nanoseconds
     throw std::invalid_argument("fjord: a negative keep-alive (" +
                                 std::to_string(keep_alive.count()) + " ns) for blocking threads");
   }
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   max_threads_ = max_threads;
   // Capped at a year: a wait_for much longer overflows the clock.
   keep_alive_ = std::min<std::chrono::nanoseconds>(keep_alive, std::chrono::hours(24 * 365));
   work_.notify_all();  // idle threads re-read keep_alive_
+  // A raised limit starts threads for the calls that queued at the old
+  // one (those not already promised to an idle thread). If the system
+  // refuses a thread, the calls stay queued for the running ones.
+  const std::size_t waiting = queued_ > wakeups_ ? queued_ - wakeups_ : 0;
+  std::size_t start = std::min(waiting, max_threads_ > threads_ ? max_threads_ - threads_ : 0);
+  threads_ += start;
+  lock.unlock();
+  for (; start != 0; --start) {
+    if (!start_thread()) {
+      lock.lock();
+      threads_ -= start - 1;  // start_thread gave back its own
+      return;
+    }
+  }
 }
 
 std::size_t blocking_pool::threads() const {

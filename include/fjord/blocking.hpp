@@ -83,7 +83,8 @@ template <class F>
 
 // The blocking pool's thread limit and idle keep-alive. Throws
 // std::invalid_argument naming the value for max_threads == 0 or a negative
-// keep_alive. Threads above a lowered limit end as they go idle.
+// keep_alive. Threads above a lowered limit end as they go idle; a raised
+// limit starts threads for calls already queued.
 inline void set_blocking_limits(std::size_t max_threads, std::chrono::nanoseconds keep_alive) {
   detail::blocking_pool::instance().set_limits(max_threads, keep_alive);
 }

@@ -169,6 +169,47 @@ TEST(blocking, threads_above_a_lowered_limit_end_when_idle) {
   fjord::set_blocking_limits(512, 10s);
 }
 
+TEST(blocking, a_raised_limit_starts_threads_for_queued_calls) {
+  fjord::set_blocking_limits(1, 1s);
+  std::atomic<int> inside{0};
+  std::atomic<int> most{0};
+  std::atomic<bool> release{false};
+  auto call = [&]() -> fjord::task<void> {
+    co_await fjord::blocking([&] {
+      const int now = inside.fetch_add(1) + 1;
+      int seen = most.load();
+      while (now > seen && !most.compare_exchange_weak(seen, now)) {
+      }
+      while (!release) {
+        std::this_thread::sleep_for(1ms);
+      }
+      inside.fetch_sub(1);
+    });
+  };
+  std::thread controller([&] {
+    const auto give_up = std::chrono::steady_clock::now() + 30s;
+    // One call runs at the limit of one; the other three queue behind it.
+    while (inside < 1 && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(1ms);
+    }
+    std::this_thread::sleep_for(20ms);
+    fjord::set_blocking_limits(4, 1s);
+    // Only threads started for the queued calls can bring all four in.
+    while (inside < 4 && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(1ms);
+    }
+    release = true;
+  });
+  std::vector<fjord::task<void>> tasks;
+  for (int i = 0; i < 4; ++i) {
+    tasks.push_back(call());
+  }
+  fjord::sync_wait(fjord::when_all(std::move(tasks)));
+  controller.join();
+  EXPECT_EQ(most.load(), 4);
+  fjord::set_blocking_limits(512, 10s);
+}
+
 TEST(blocking, bad_limits_are_refused_by_value) {
   try {
     fjord::set_blocking_limits(0, 1s);

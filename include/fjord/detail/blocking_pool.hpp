@@ -32,6 +32,11 @@ class blocking_pool {
   blocking_pool() = default;
   static void forget_in_child() noexcept;
   void thread_main() noexcept;
+  // A detached thread for a place already counted in threads_; false (and
+  // the place given back) when the system refuses one.
+  bool start_thread() noexcept;
+  // Under mutex_: j out of the queue, if no thread took it yet.
+  bool take_back(job* j) noexcept;
 
   mutable std::mutex mutex_;
   std::condition_variable work_;
@@ -39,6 +44,7 @@ class blocking_pool {
   job* tail_ = nullptr;
   std::size_t threads_ = 0;  // guarded
   std::size_t idle_ = 0;     // guarded
+  std::size_t queued_ = 0;   // guarded: calls in the queue
   std::size_t wakeups_ = 0;  // guarded: calls handed to idle threads, not yet taken
   std::size_t max_threads_ = 512;
   std::chrono::nanoseconds keep_alive_ = std::chrono::seconds(10);

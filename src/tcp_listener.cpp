@@ -11,6 +11,31 @@
 
 namespace fjord {
 
+namespace {
+
+// accept(2) on Linux passes on errors already pending on the new
+// connection; the man page asks TCP servers to treat these like EAGAIN
+// and take the next one. ECONNABORTED: the peer reset it before we took it.
+bool connection_error(int e) noexcept {
+  switch (e) {
+    case EINTR:
+    case ECONNABORTED:
+    case ENETDOWN:
+    case EPROTO:
+    case ENOPROTOOPT:
+    case EHOSTDOWN:
+    case ENONET:
+    case EHOSTUNREACH:
+    case EOPNOTSUPP:
+    case ENETUNREACH:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 tcp_listener tcp_listener::bind(const ip_endpoint& at, int backlog) {
   if (backlog < 1) {
     throw std::invalid_argument("fjord: a listen backlog must be at least 1, not " +
@@ -42,8 +67,8 @@ task<tcp_stream> tcp_listener::accept(io_deadline deadline) {
       s.set_no_delay(true);
       co_return s;
     }
-    // A connection reset before we took it: take the next.
-    if (errno == EINTR || errno == ECONNABORTED) {
+    // An error of that one connection, not of the listener: take the next.
+    if (connection_error(errno)) {
       continue;
     }
     if (errno != EAGAIN && errno != EWOULDBLOCK) {

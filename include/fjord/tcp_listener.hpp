@@ -22,6 +22,11 @@ class tcp_listener {
   // std::invalid_argument for a backlog below 1.
   static tcp_listener bind(const ip_endpoint& at, int backlog = 1024);
 
+  // Errors of one incoming connection (the peer reset it, or the network
+  // errors accept(2) passes on: EPROTO, ENETDOWN, EHOSTUNREACH...) are
+  // skipped and the next connection taken. Errors of the listener or the
+  // process (EMFILE, ENFILE, ENOBUFS, EBADF) throw std::system_error with
+  // the errno; the connection stays queued for a later accept.
   task<tcp_stream> accept(io_deadline deadline = {});
 
   ip_endpoint local_endpoint() const;

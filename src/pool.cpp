@@ -9,12 +9,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "fjord/detail/blocking_section.hpp"
+#include "fjord/detail/fork_generation.hpp"
 #include "fjord/detail/futex.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/worker_placement.hpp"
@@ -127,6 +130,65 @@ pool_core::pool_core(const pool_options& options)
                               "fjord::pool: could not start worker thread " + std::to_string(i));
     }
   }
+  join_live_pools();
+}
+
+namespace {
+
+// The pools of this process that are not shutting down, for a poller
+// handing its role on (docs/io.md, "Who polls"). Leaked: pools end during
+// static destruction too. In a fork() child the parent's pools have no
+// threads, so the list starts over empty.
+struct live_pool_list {
+  std::mutex mutex;
+  std::vector<pool_core*> pools;  // guarded
+};
+
+live_pool_list* live_pools_in_this_process = nullptr;
+
+void forget_live_pools_in_child() noexcept {
+  if (live_pools_in_this_process != nullptr) {
+    ::new (static_cast<void*>(live_pools_in_this_process)) live_pool_list;  // the old one leaks
+  }
+}
+
+live_pool_list& live_pools() {
+  static live_pool_list* const list = [] {
+    live_pools_in_this_process = new live_pool_list;  // NOLINT: leaked on purpose
+    on_fork_child(&forget_live_pools_in_child);
+    return live_pools_in_this_process;
+  }();
+  return *list;
+}
+
+}  // namespace
+
+void pool_core::join_live_pools() {
+  live_pool_list& l = live_pools();
+  const std::lock_guard lock(l.mutex);
+  l.pools.push_back(this);
+}
+
+void pool_core::leave_live_pools() noexcept {
+  live_pool_list& l = live_pools();
+  const std::lock_guard lock(l.mutex);
+  std::erase(l.pools, this);
+}
+
+void pool_core::wake_a_poller(pool_core* first) noexcept {
+  if (first != nullptr && first->notify_io_waiter()) {
+    return;
+  }
+  // Its workers are all awake (busy ones poll between jobs), or it has
+  // none: a parked worker of any other pool polls as well. Under the list's
+  // mutex, so no pool we look at can end meanwhile.
+  live_pool_list& l = live_pools();
+  const std::lock_guard lock(l.mutex);
+  for (pool_core* p : l.pools) {
+    if (p != first && p->notify_io_waiter()) {
+      return;
+    }
+  }
 }
 
 pool_core::~pool_core() {
@@ -220,6 +282,8 @@ bool pool_core::shut_down(bool abandon_parked) noexcept {
     stopping_.store(true, std::memory_order_seq_cst);
     return false;
   }
+  // No longer one to hand the poller role to: its workers end.
+  leave_live_pools();
   // A worker of another pool destroying this one hands its place to a
   // spare while it waits: our jobs may need its pool.
   const blocking_section blocking;

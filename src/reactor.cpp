@@ -199,12 +199,9 @@ void reactor::add_waiter(pool_core* home) noexcept {
       poller_.load(std::memory_order_seq_cst)) {
     return;
   }
-  if (home == nullptr) {
-    home = default_pool_core_if_open();
-  }
-  if (home != nullptr) {
-    home->notify_io_waiter();
-  }
+  // A coroutine under sync_wait has no pool: its thread polls when it
+  // sleeps (sync_wait_loop), and the default pool's workers meanwhile.
+  pool_core::wake_a_poller(home != nullptr ? home : default_pool_core_if_open());
 }
 
 bool reactor::signal(std::atomic<std::uintptr_t>& slot) noexcept {

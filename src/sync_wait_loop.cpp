@@ -1,6 +1,8 @@
 #include "fjord/detail/sync_wait_loop.hpp"
 
 #include "fjord/detail/futex.hpp"
+#include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/reactor.hpp"
 
 namespace fjord::detail {
 
@@ -38,10 +40,34 @@ void sync_wait_loop::signal(bool done) noexcept {
     desired = done ? (old | done_bit) : ((old & ~count_mask) | ((old + 1) & count_mask));
   } while (!events_.compare_exchange_weak(old, desired, std::memory_order_acq_rel,
                                           std::memory_order_relaxed));
-  if ((old & sleeping_bit) != 0) {
+  if ((old & polling_bit) != 0) {
+    interrupt_reactor();  // touches the reactor (never destroyed), not the loop
+  } else if ((old & sleeping_bit) != 0) {
     futex_wake_all(word);
   }
 }
+
+namespace {
+
+// The poller role, taken by a loop about to sleep: coroutines wait for fds
+// and nobody polls (a sync_wait during static destruction has no pool to
+// do it; docs/io.md, "Who polls"). nullptr when not taken.
+reactor* become_poller() noexcept {
+  reactor* r = reactor::existing();
+  return r != nullptr && r->has_waiters() && r->try_become_poller() ? r : nullptr;
+}
+
+// Dispatches what the wait found (coroutines of this loop are posted to
+// it), gives the role up, and hands it on if fds are still awaited.
+void leave_poller(reactor& r) noexcept {
+  r.dispatch_and_release();
+  // seq_cst looks after the release, against add_waiter() (docs/io.md).
+  if (r.has_waiters() && !r.has_poller()) {
+    pool_core::wake_a_poller(nullptr);
+  }
+}
+
+}  // namespace
 
 void sync_wait_loop::run() noexcept {
   while (true) {
@@ -66,20 +92,36 @@ void sync_wait_loop::run() noexcept {
     // wakes us; one before it shows in the value we compare with.
     // A poster included in e pushed before signalling, so the load below
     // sees its job (acquire through the RMW chain on events_).
-    const std::uint32_t e =
-        events_.fetch_or(sleeping_bit, std::memory_order_acq_rel) | sleeping_bit;
-    if (posted_.load(std::memory_order_acquire) != nullptr) {
+    // Polling or not is announced in the same step.
+    reactor* poller = become_poller();
+    const std::uint32_t flags = sleeping_bit | (poller != nullptr ? polling_bit : 0);
+    const std::uint32_t e = events_.fetch_or(flags, std::memory_order_acq_rel) | flags;
+    const bool more = posted_.load(std::memory_order_acquire) != nullptr;
+    const bool ended = !more && (e & done_bit) != 0 && (e & count_mask) == (taken_ & count_mask);
+    if (more || ended) {
+      if (poller != nullptr) {
+        events_.fetch_and(~polling_bit, std::memory_order_relaxed);
+        leave_poller(*poller);  // nothing collected: only the role goes
+      }
+      if (ended) {
+        return;  // ended, and every poster has signalled: nobody touches us
+      }
       continue;
     }
-    if ((e & done_bit) != 0 && (e & count_mask) == (taken_ & count_mask)) {
-      return;  // ended, and every poster has signalled: nobody touches us
-    }
     // Not ended, or a poster whose job we ran has yet to signal: its signal
-    // (or the end) changes the word and wakes us.
-    futex_wait(&events_, e);
+    // (or the end) changes the word and wakes us, or interrupts the
+    // reactor's wait (an interrupt before the wait makes it return at once).
+    if (poller != nullptr) {
+      poller->wait(std::chrono::nanoseconds(-1));
+    } else {
+      futex_wait(&events_, e);
+    }
     // Awake: posters need not wake us until we announce sleep again (each
     // look at the list above is followed by that announcement).
-    events_.fetch_and(~sleeping_bit, std::memory_order_relaxed);
+    events_.fetch_and(~(sleeping_bit | polling_bit), std::memory_order_relaxed);
+    if (poller != nullptr) {
+      leave_poller(*poller);
+    }
   }
 }
 

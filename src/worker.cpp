@@ -555,10 +555,11 @@ void pool_core::poll_io_between_jobs() noexcept {
 void pool_core::dispatch_io(reactor& r) noexcept {
   r.dispatch_and_release();
   // Handing the role on: if coroutines still wait and nobody polls, a
-  // parked worker takes over. seq_cst (the release above, then these
-  // looks) against add_waiter(), which counts and then looks at the poller.
+  // parked worker takes over, ours or another pool's. seq_cst (the release
+  // above, then these looks) against add_waiter(), which counts and then
+  // looks at the poller.
   if (r.has_waiters() && !r.has_poller()) {
-    notify_io_waiter();
+    wake_a_poller(this);
   }
 }
 

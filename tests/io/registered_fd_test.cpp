@@ -284,6 +284,50 @@ TEST(registered_fd, a_busy_worker_polls_between_jobs) {
   EXPECT_GT(chain_jobs.load(), 0);
 }
 
+// The poller of pool Q gives its role up (an fd of Q's is ready) and then
+// runs a long job, while pool P's only worker sleeps on its futex (it found
+// the role taken). The hand-off must reach P: else P's fd, ready soon
+// after, waits for Q's job to end. No thread here may poll in Q's place:
+// the test thread waits on plain atomics, not in sync_wait.
+TEST(registered_fd, the_poller_role_is_handed_on_across_pools) {
+  const pipe_pair for_p;
+  const pipe_pair for_q;
+  fjord::pool p(fjord::pool_options{.workers = 1, .name = "p"});
+  fjord::pool q(fjord::pool_options{.workers = 1, .name = "q"});
+  const fjord::registered_fd rp(for_p.read_end);
+  const fjord::registered_fd rq(for_q.read_end);
+  std::atomic<bool> p_resumed{false};
+  std::atomic<bool> q_spun_until_p{false};
+  std::atomic<int> done{0};
+  auto on_q = [&]() -> fjord::task<void> {
+    EXPECT_EQ(co_await rq.readable(20s), io_status::ready);
+    // Q's only worker is busy now, until P's coroutine resumed (or 10 s).
+    const auto give_up = std::chrono::steady_clock::now() + 10s;
+    while (!p_resumed && std::chrono::steady_clock::now() < give_up) {
+    }
+    q_spun_until_p = p_resumed.load();
+    done.fetch_add(1);
+  };
+  auto on_p = [&]() -> fjord::task<void> {
+    EXPECT_EQ(co_await rp.readable(20s), io_status::ready);
+    p_resumed = true;
+    done.fetch_add(1);
+  };
+  fjord::spawn(q, on_q());
+  std::this_thread::sleep_for(50ms);  // Q's worker parks as the poller
+  fjord::spawn(p, on_p());
+  std::this_thread::sleep_for(50ms);  // P's worker parks on its futex
+  for_q.put();
+  std::this_thread::sleep_for(20ms);  // Q's worker leaves the role and spins
+  for_p.put();
+  const auto give_up = std::chrono::steady_clock::now() + 30s;
+  while (done < 2 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_EQ(done.load(), 2);
+  EXPECT_TRUE(q_spun_until_p.load()) << "P's fd waited for Q's long job to end";
+}
+
 // A pool being destroyed waits for a coroutine parked on an fd (as for a
 // sleep); closing the registration lets it finish.
 TEST(registered_fd, destroying_a_pool_waits_for_a_coroutine_waiting_for_an_fd) {

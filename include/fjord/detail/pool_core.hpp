@@ -199,11 +199,17 @@ class pool_core {
   // wake a parked worker (it polls instead of parking again). Also when one
   // searches: a searcher that finds work wakes nobody unless more work is
   // visible, and a waiting fd is not (docs/io.md, "Who polls").
-  void notify_io_waiter() noexcept {
+  // Returns whether the pool had a sleeper to wake.
+  bool notify_io_waiter() noexcept {
     if ((census_.load(std::memory_order_seq_cst) >> 32) != 0) {
       wake_one_sleeper();
+      return true;
     }
+    return false;
   }
+  // Coroutines wait for fds and nobody polls: wakes a parked worker of
+  // `first` (may be null), else of any other live pool of the process.
+  static void wake_a_poller(pool_core* first) noexcept;
 
  private:
   // After work was pushed on the linked queue: wake a sleeper if there is
@@ -432,6 +438,9 @@ class pool_core {
   // Parks w until woken (or deadline); returns false when the pool has ended.
   bool sleep(worker& w, const completion_latch* until, deadline_t deadline) noexcept;
   FJORD_COLD void wake_one_sleeper() noexcept;
+  // The process's list of pools wake_a_poller() looks through.
+  void join_live_pools();
+  void leave_live_pools() noexcept;
   // A busy worker's look at the reactor between jobs (no wait), when
   // coroutines wait for fds and nobody polls.
   void poll_io_between_jobs() noexcept;

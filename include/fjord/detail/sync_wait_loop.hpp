@@ -25,12 +25,15 @@ namespace fjord::detail {
 // on it after the loop is gone is harmless (futex.hpp).
 class sync_wait_loop {
  public:
-  // events_: a count of signalled posts in the low 30 bits, wrapping
-  // within them (never carrying into the flags), the task's end, and
-  // whether the loop's thread sleeps (or is about to) on the word.
+  // events_: a count of signalled posts in the low 29 bits, wrapping
+  // within them (never carrying into the flags), the task's end, whether
+  // the loop's thread sleeps (or is about to), and whether it sleeps in the
+  // reactor as its poller (then a signal interrupts the reactor instead of
+  // waking the futex word).
   static constexpr std::uint32_t done_bit = 1u << 31;
   static constexpr std::uint32_t sleeping_bit = 1u << 30;
-  static constexpr std::uint32_t count_mask = sleeping_bit - 1;
+  static constexpr std::uint32_t polling_bit = 1u << 29;
+  static constexpr std::uint32_t count_mask = polling_bit - 1;
 
   sync_wait_loop() noexcept = default;
   // For tests: as if `posts` posts had been signalled and run already.

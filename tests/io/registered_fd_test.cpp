@@ -264,20 +264,21 @@ TEST(registered_fd, a_busy_worker_polls_between_jobs) {
     }
   };
   auto waiter = [&]() -> fjord::task<void> {
-    co_await pool.schedule();
     pool.post(link);  // the chain starts behind us: the worker never parks again
     EXPECT_EQ(co_await r.readable(20s), io_status::ready);
     resumed = true;
   };
-  std::thread writer([&] {
-    while (!chain_running) {
-      std::this_thread::yield();
-    }
-    std::this_thread::sleep_for(20ms);
-    p.put();
-  });
-  fjord::sync_wait(waiter());
-  writer.join();
+  // Spawned, and waited for on plain atomics: a thread in sync_wait would
+  // poll the reactor itself and serve the fd in the busy worker's place.
+  fjord::spawn(pool, waiter());
+  while (!chain_running) {
+    std::this_thread::yield();
+  }
+  std::this_thread::sleep_for(20ms);
+  p.put();
+  while (!resumed && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(1ms);
+  }
   pool.wait_idle();
   EXPECT_TRUE(resumed.load());
   EXPECT_LT(std::chrono::steady_clock::now(), give_up);

@@ -171,6 +171,15 @@ void reactor::release(io_registration& r) noexcept {
   existing()->remove(r);
 }
 
+void reactor::end_waits(io_registration& r) noexcept {
+  if (r.fork_generation != fork_generation()) {
+    return;  // the parent's (see release)
+  }
+  reactor* self = existing();
+  self->close_slot(r.reader);
+  self->close_slot(r.writer);
+}
+
 void reactor::close_slot(std::atomic<std::uintptr_t>& slot) noexcept {
   // acq_rel: acquire pairs with the waiter's publication (its setup is
   // visible before we complete it).

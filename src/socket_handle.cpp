@@ -10,12 +10,13 @@
 
 namespace fjord::detail {
 
-socket_handle::socket_handle(int fd) : fd_(fd) {
+socket_handle::socket_handle(int fd) : fd_(fd), state_(0) {
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) {
     const int error = errno;
     ::close(fd);
     fd_ = -1;
+    state_.store(closing_bit, std::memory_order_relaxed);
     throw std::system_error(error, std::generic_category(),
                             "fjord: cannot make fd " + std::to_string(fd) + " non-blocking");
   }
@@ -24,31 +25,52 @@ socket_handle::socket_handle(int fd) : fd_(fd) {
   } catch (...) {
     ::close(fd);
     fd_ = -1;
+    state_.store(closing_bit, std::memory_order_relaxed);
     throw;
   }
 }
 
-void socket_handle::close() noexcept {
-  if (registration_ != nullptr) {
-    reactor::release(*registration_);
-    registration_ = nullptr;
-  }
-  if (fd_ >= 0) {
-    ::close(fd_);
-    fd_ = -1;
-  }
+socket_handle::operation::operation(const socket_handle& s, const char* what) : s_(&s) {
+  // A CAS, not an add: no operation may begin once closing began, or a
+  // late one could close the fd a second time. Acquire: pairs with the
+  // release of the operation that made the socket (its constructor ran on
+  // another thread, for a socket passed along).
+  std::uint32_t state = s.state_.load(std::memory_order_relaxed);
+  do {
+    if ((state & closing_bit) != 0) {
+      throw std::system_error(EBADF, std::generic_category(),
+                              std::string("fjord: ") + what + " on a closed socket");
+    }
+  } while (!s.state_.compare_exchange_weak(state, state + one_operation, std::memory_order_acquire,
+                                           std::memory_order_relaxed));
 }
 
-void socket_handle::check_open(const char* what) const {
-  if (fd_ < 0) {
-    throw std::system_error(EBADF, std::generic_category(),
-                            std::string("fjord: ") + what + " on a closed socket");
+void socket_handle::end_operation() const noexcept {
+  // acq_rel: the last one to let go sees every other's use of the fd
+  // before it closes it.
+  if (state_.fetch_sub(one_operation, std::memory_order_acq_rel) != (closing_bit | one_operation)) {
+    return;
   }
+  reactor::release(*registration_);
+  ::close(fd_);
+}
+
+void socket_handle::close() noexcept {
+  // Closing, and counted as an operation until the waits are ended.
+  std::uint32_t state = state_.load(std::memory_order_relaxed);
+  do {
+    if ((state & closing_bit) != 0) {
+      return;
+    }
+  } while (!state_.compare_exchange_weak(state, (state | closing_bit) + one_operation,
+                                         std::memory_order_acq_rel, std::memory_order_relaxed));
+  reactor::end_waits(*registration_);
+  end_operation();
 }
 
 ip_endpoint socket_handle::endpoint(bool peer) const {
   const char* what = peer ? "remote_endpoint" : "local_endpoint";
-  check_open(what);
+  const operation op(*this, what);
   sockaddr_storage address{};
   socklen_t length = sizeof address;
   auto* raw = reinterpret_cast<sockaddr*>(&address);

@@ -59,7 +59,7 @@ tcp_listener tcp_listener::bind(const ip_endpoint& at, int backlog) {
 }
 
 task<tcp_stream> tcp_listener::accept(io_deadline deadline) {
-  socket_.check_open("accept");
+  const detail::socket_handle::operation op(socket_, "accept");
   while (true) {
     const int fd = ::accept4(socket_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd >= 0) {

@@ -56,7 +56,7 @@ task<tcp_stream> tcp_stream::connect(ip_endpoint to, io_deadline deadline) {
 }
 
 task<std::size_t> tcp_stream::read(std::span<std::byte> buffer, io_deadline deadline) {
-  socket_.check_open("read");
+  const detail::socket_handle::operation op(socket_, "read");
   while (true) {
     const ssize_t n = ::recv(socket_.fd(), buffer.data(), buffer.size(), 0);
     if (n >= 0) {
@@ -86,7 +86,7 @@ task<void> tcp_stream::read_exactly(std::span<std::byte> buffer, io_deadline dea
 }
 
 task<std::size_t> tcp_stream::write(std::span<const std::byte> data, io_deadline deadline) {
-  socket_.check_open("write");
+  const detail::socket_handle::operation op(socket_, "write");
   while (true) {
     // MSG_NOSIGNAL: a peer that went away is EPIPE, not a SIGPIPE.
     const ssize_t n = ::send(socket_.fd(), data.data(), data.size(), MSG_NOSIGNAL);
@@ -111,14 +111,14 @@ task<void> tcp_stream::write_all(std::span<const std::byte> data, io_deadline de
 }
 
 void tcp_stream::shutdown_write() {
-  socket_.check_open("shutdown");
+  const detail::socket_handle::operation op(socket_, "shutdown");
   if (::shutdown(socket_.fd(), SHUT_WR) != 0) {
     socket_.throw_error(errno, "shutdown");
   }
 }
 
 void tcp_stream::set_no_delay(bool on) {
-  socket_.check_open("set_no_delay");
+  const detail::socket_handle::operation op(socket_, "set_no_delay");
   const int value = on ? 1 : 0;
   if (::setsockopt(socket_.fd(), IPPROTO_TCP, TCP_NODELAY, &value, sizeof value) != 0) {
     socket_.throw_error(errno, "setsockopt(TCP_NODELAY)");

@@ -26,7 +26,7 @@ udp_socket udp_socket::bind(const ip_endpoint& at) {
 
 task<std::size_t> udp_socket::send_to(std::span<const std::byte> data, ip_endpoint to,
                                       io_deadline deadline) {
-  socket_.check_open("send_to");
+  const detail::socket_handle::operation op(socket_, "send_to");
   while (true) {
     const ssize_t n =
         ::sendto(socket_.fd(), data.data(), data.size(), MSG_NOSIGNAL, to.data(), to.size());
@@ -46,7 +46,7 @@ task<std::size_t> udp_socket::send_to(std::span<const std::byte> data, ip_endpoi
 
 task<udp_socket::datagram> udp_socket::receive_from(std::span<std::byte> buffer,
                                                     io_deadline deadline) {
-  socket_.check_open("receive_from");
+  const detail::socket_handle::operation op(socket_, "receive_from");
   while (true) {
     sockaddr_storage address{};
     socklen_t length = sizeof address;

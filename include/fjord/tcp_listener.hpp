@@ -33,7 +33,7 @@ class tcp_listener {
   // Closes now; a pending accept throws (EBADF). Idempotent.
   void close() noexcept { socket_.close(); }
   bool is_open() const noexcept { return socket_.is_open(); }
-  int native_handle() const noexcept { return socket_.fd(); }
+  int native_handle() const noexcept { return socket_.is_open() ? socket_.fd() : -1; }
 
  private:
   explicit tcp_listener(int fd) : socket_(fd) {}

@@ -52,7 +52,7 @@ class tcp_stream {
   // Idempotent.
   void close() noexcept { socket_.close(); }
   bool is_open() const noexcept { return socket_.is_open(); }
-  int native_handle() const noexcept { return socket_.fd(); }
+  int native_handle() const noexcept { return socket_.is_open() ? socket_.fd() : -1; }
 
   // TCP_NODELAY: small writes go out at once (on by default for streams
   // fjord makes or accepts).

@@ -37,7 +37,7 @@ class udp_socket {
   ip_endpoint local_endpoint() const;
   void close() noexcept { socket_.close(); }
   bool is_open() const noexcept { return socket_.is_open(); }
-  int native_handle() const noexcept { return socket_.fd(); }
+  int native_handle() const noexcept { return socket_.is_open() ? socket_.fd() : -1; }
 
  private:
   explicit udp_socket(int fd) : socket_(fd) {}

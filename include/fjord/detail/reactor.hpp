@@ -67,6 +67,10 @@ class reactor {
   // remove() on the reactor r belongs to; in the child of a fork() (where r
   // is the parent's, sharing its epoll set) r is only forgotten.
   static void release(io_registration& r) noexcept;
+  // Completes r's waiters with `closed` and keeps its slots closed (later
+  // waits end at once) until release(): for a socket closing while
+  // operations still use its fd.
+  static void end_waits(io_registration& r) noexcept;
 
   // Takes w out of its slot, for its timer or stop callback: true if w was
   // still there (the caller then completes it), false if something else

@@ -163,6 +163,7 @@ std::string summary_line(const pool_stats& stats, std::string_view pool_name) {
   auto percent = [all](std::chrono::nanoseconds d) {
     return all <= 0 ? 0.0 : 100.0 * static_cast<double>(d.count()) / all;
   };
+  const std::uint64_t queued = t.queue_depth + stats.injection_depth;
   std::array<char, 256> line{};
   std::snprintf(line.data(), line.size(),
                 "%zu threads, %llu jobs, %llu steals (%.0f%% of attempts), %.0f%% busy, "
@@ -170,8 +171,7 @@ std::string summary_line(const pool_stats& stats, std::string_view pool_name) {
                 stats.workers.size(), static_cast<unsigned long long>(t.jobs_run),
                 static_cast<unsigned long long>(t.steals), 100.0 * t.steal_success_rate(),
                 percent(t.busy), percent(t.searching), percent(t.parked),
-                static_cast<unsigned long long>(t.parks),
-                static_cast<unsigned long long>(t.queue_depth + stats.injection_depth));
+                static_cast<unsigned long long>(t.parks), static_cast<unsigned long long>(queued));
   return "fjord: pool \"" + std::string(pool_name) + "\": " + line.data();
 }
 

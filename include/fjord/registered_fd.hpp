@@ -43,7 +43,10 @@ class registered_fd {
   bool is_registered() const noexcept { return registration_ != nullptr; }
 
   // Unregisters (the fd stays open): a pending wait ends with
-  // io_status::closed. Idempotent.
+  // io_status::closed, also one on another thread. A close() must not race
+  // the start of a wait (readable() / writable() and their co_await) on
+  // another thread: order the two, as for any object. (fjord's own sockets
+  // do allow that race: docs/io.md.) Idempotent.
   void close() noexcept {
     if (registration_ != nullptr) {
       detail::reactor::release(*registration_);

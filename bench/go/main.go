@@ -95,6 +95,10 @@ func main() {
 		os.Exit(2)
 	}
 	bench := os.Args[1]
+	if bench == "echo_server" {
+		echoServer(os.Args[2:])
+		return
+	}
 	fs := flag.NewFlagSet(bench, flag.ExitOnError)
 	impl := fs.String("impl", "goroutines", "")
 	threads := fs.Int("threads", 1, "")

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <string>
 #include <system_error>
+#include <utility>
 
 namespace fjord {
 
@@ -57,10 +58,21 @@ task<tcp_stream> tcp_stream::connect(ip_endpoint to, io_deadline deadline) {
 
 task<std::size_t> tcp_stream::read(std::span<std::byte> buffer, io_deadline deadline) {
   const detail::socket_handle::operation op(socket_, "read");
+  if (buffer.empty()) {
+    co_return 0;
+  }
+  if (std::exchange(receive_queue_empty_, false)) {
+    socket_.throw_unless_ready(co_await socket_.wait(io_direction::read, deadline), "read");
+  }
   while (true) {
     const ssize_t n = ::recv(socket_.fd(), buffer.data(), buffer.size(), 0);
     if (n >= 0) {
-      co_return static_cast<std::size_t>(n);
+      const auto got = static_cast<std::size_t>(n);
+      // Unless an event already said the stream ended: its edge is spent,
+      // and no other comes for the end still to be read.
+      receive_queue_empty_ =
+          got != 0 && got < buffer.size() && !socket_.has_ended(io_direction::read);
+      co_return got;
     }
     if (errno == EINTR) {
       continue;
@@ -87,11 +99,19 @@ task<void> tcp_stream::read_exactly(std::span<std::byte> buffer, io_deadline dea
 
 task<std::size_t> tcp_stream::write(std::span<const std::byte> data, io_deadline deadline) {
   const detail::socket_handle::operation op(socket_, "write");
+  if (data.empty()) {
+    co_return 0;
+  }
+  if (std::exchange(send_buffer_full_, false)) {
+    socket_.throw_unless_ready(co_await socket_.wait(io_direction::write, deadline), "write");
+  }
   while (true) {
     // MSG_NOSIGNAL: a peer that went away is EPIPE, not a SIGPIPE.
     const ssize_t n = ::send(socket_.fd(), data.data(), data.size(), MSG_NOSIGNAL);
     if (n >= 0) {
-      co_return static_cast<std::size_t>(n);
+      const auto put = static_cast<std::size_t>(n);
+      send_buffer_full_ = put < data.size() && !socket_.has_ended(io_direction::write);
+      co_return put;
     }
     if (errno == EINTR) {
       continue;

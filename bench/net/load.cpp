@@ -30,6 +30,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -83,6 +85,31 @@ long peak_rss_kib(pid_t pid) {
     }
   }
   return 0;
+}
+
+// The server's CPU time so far (user + system, all threads), in
+// microseconds; /proc's clock ticks make it exact to 10 ms.
+double cpu_us(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  // The command name may hold spaces: the fields start after its ')'.
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) {
+    return 0;
+  }
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  unsigned long long utime = 0;
+  unsigned long long stime = 0;
+  // state is field 3; utime and stime are fields 14 and 15.
+  for (int k = 3; k <= 15 && fields >> field; ++k) {
+    if (k == 14) {
+      utime = std::stoull(field);
+    } else if (k == 15) {
+      stime = std::stoull(field);
+    }
+  }
+  return static_cast<double>(utime + stime) * 1e6 / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 struct connection {
@@ -181,6 +208,7 @@ int main(int argc, char** argv) {
   std::vector<float> latencies_us;
   latencies_us.reserve(static_cast<std::size_t>(requests - warm_up));
   clock_type::time_point timed_start;
+  double cpu_at_start = 0;
   auto send = [&](connection& c) {
     c.started = clock_type::now();
     c.received = 0;
@@ -224,6 +252,7 @@ int main(int argc, char** argv) {
       const auto now = clock_type::now();
       if (completed == warm_up) {
         timed_start = now;
+        cpu_at_start = cpu_us(server);
       } else if (completed > warm_up) {
         latencies_us.push_back(std::chrono::duration<float, std::micro>(now - c.started).count());
       }
@@ -234,6 +263,7 @@ int main(int argc, char** argv) {
   }
   const double seconds = std::chrono::duration<double>(clock_type::now() - timed_start).count();
   const long rss = peak_rss_kib(server);
+  const double server_cpu = cpu_us(server) - cpu_at_start;
   stop_server();
   for (auto& c : conns) {
     ::close(c.fd);
@@ -245,8 +275,10 @@ int main(int argc, char** argv) {
   const double rate = static_cast<double>(requests - warm_up) / seconds;
   std::printf(
       "RESULT {\"value\": %.0f, \"unit\": \"req/s\", \"min\": %.0f, \"max\": %.0f, \"tasks\": %ld, "
-      "\"p50_us\": %.1f, \"p99_us\": %.1f, \"peak_rss_kib\": %ld, \"impl\": \"%s\"}\n",
+      "\"p50_us\": %.1f, \"p99_us\": %.1f, \"server_cpu_us_per_request\": %.2f, "
+      "\"peak_rss_kib\": %ld, \"impl\": \"%s\"}\n",
       rate, rate, rate, requests - warm_up, static_cast<double>(at(0.5)),
-      static_cast<double>(at(0.99)), rss, impl.c_str());
+      static_cast<double>(at(0.99)), server_cpu / static_cast<double>(requests - warm_up), rss,
+      impl.c_str());
   return 0;
 }

@@ -62,6 +62,13 @@ class tcp_stream {
 
  private:
   detail::socket_handle socket_;
+  // A read that returned less than asked for emptied the receive queue (a
+  // write that took less, filled the send buffer): the next one in that
+  // direction waits for the next edge first instead of paying for a system
+  // call that would say EAGAIN (docs/io.md, "Short reads and writes"). Each
+  // is touched by the one operation in flight in its direction only.
+  bool receive_queue_empty_ = false;
+  bool send_buffer_full_ = false;
 };
 
 }  // namespace fjord

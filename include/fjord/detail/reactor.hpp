@@ -32,6 +32,11 @@ struct io_registration {
 
   std::atomic<std::uintptr_t> reader{empty};
   std::atomic<std::uintptr_t> writer{empty};
+  // Sticky: an event said the peer ended the stream, hung up or failed
+  // (reads / writes end at once from now on). Set before the event's
+  // signal, whose release covers it (docs/io.md, "Short reads and writes").
+  std::atomic<bool> read_ended{false};
+  std::atomic<bool> write_ended{false};
   int fd = -1;
   std::uint32_t index = 0;
   // Bumped when the registration is released: an event carrying an older

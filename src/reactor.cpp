@@ -134,7 +134,9 @@ io_registration& reactor::add(int fd) {
   r->read_ended.store(false, std::memory_order_relaxed);
   r->write_ended.store(false, std::memory_order_relaxed);
   epoll_event ev{};
-  ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+  // EPOLLPRI: a TCP read stops short at urgent data (tcp_stream's short
+  // read hint must know).
+  ev.events = EPOLLIN | EPOLLPRI | EPOLLOUT | EPOLLRDHUP | EPOLLET;
   ev.data.u64 = data_of(*r);
   // epoll_ctl is a full barrier in the kernel: the slot resets above are
   // visible to a poller that receives this registration's first event.
@@ -300,7 +302,7 @@ std::size_t reactor::dispatch_and_release() noexcept {
     if (r == nullptr) {
       continue;
     }
-    if ((e.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) {
+    if ((e.events & (EPOLLPRI | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) {
       r->read_ended.store(true, std::memory_order_relaxed);
     }
     if ((e.events & (EPOLLHUP | EPOLLERR)) != 0) {

@@ -30,7 +30,7 @@ class tcp_stream {
  public:
   tcp_stream() noexcept = default;
   // Adopts a connected socket fd (made non-blocking and registered).
-  explicit tcp_stream(int fd) : socket_(fd) {}
+  explicit tcp_stream(int fd);
 
   // Connects to `to`. Throws std::system_error (connection refused, timed
   // out, canceled...).
@@ -69,6 +69,9 @@ class tcp_stream {
   // is touched by the one operation in flight in its direction only.
   bool receive_queue_empty_ = false;
   bool send_buffer_full_ = false;
+  // Only TCP promises that a short read emptied the queue (a Unix socket
+  // stops short at passed fds, credentials or out-of-band data).
+  bool trusts_short_io_ = false;
 };
 
 }  // namespace fjord

@@ -80,8 +80,9 @@ class socket_handle {
   }
 
   // Inside an operation: whether an event said that direction ended (the
-  // peer closed or reset, an error). Exact for every event whose readiness
-  // this direction consumed before the call.
+  // peer closed or reset, an error) or, for reads, that urgent data came.
+  // Exact for every event whose readiness this direction consumed before
+  // the call.
   bool has_ended(io_direction direction) const noexcept {
     // Relaxed: the consumption of the readiness (an acquire on the slot)
     // is what orders the event's store before this load.

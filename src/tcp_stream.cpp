@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <string>
 #include <system_error>
-#include <utility>
 
 namespace fjord {
 
@@ -56,37 +55,12 @@ task<tcp_stream> tcp_stream::connect(ip_endpoint to, io_deadline deadline) {
   co_return s;
 }
 
-tcp_stream::tcp_stream(int fd) : socket_(fd) {
-  int protocol = 0;
-  socklen_t length = sizeof protocol;
-  trusts_short_io_ =
-      ::getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &length) == 0 && protocol == IPPROTO_TCP;
-}
-
 task<std::size_t> tcp_stream::read(std::span<std::byte> buffer, io_deadline deadline) {
   const detail::socket_handle::operation op(socket_, "read");
-  if (buffer.empty()) {
-    co_return 0;
-  }
-  // After a short read, the wait comes first; if it ends without an edge
-  // (deadline, stop), the recv still runs once, so data that is there is
-  // never reported as a timeout.
-  io_status early = io_status::ready;
-  if (std::exchange(receive_queue_empty_, false)) {
-    early = co_await socket_.wait(io_direction::read, deadline);
-    if (early == io_status::closed) {
-      socket_.throw_unless_ready(early, "read");
-    }
-  }
   while (true) {
     const ssize_t n = ::recv(socket_.fd(), buffer.data(), buffer.size(), 0);
     if (n >= 0) {
-      const auto got = static_cast<std::size_t>(n);
-      // Unless an event already said the stream ended (or urgent data
-      // came): its edge is spent, and none comes for what is still queued.
-      receive_queue_empty_ = trusts_short_io_ && got != 0 && got < buffer.size() &&
-                             !socket_.has_ended(io_direction::read);
-      co_return got;
+      co_return static_cast<std::size_t>(n);
     }
     if (errno == EINTR) {
       continue;
@@ -94,7 +68,6 @@ task<std::size_t> tcp_stream::read(std::span<std::byte> buffer, io_deadline dead
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       socket_.throw_error(errno, "read");
     }
-    socket_.throw_unless_ready(std::exchange(early, io_status::ready), "read");
     socket_.throw_unless_ready(co_await socket_.wait(io_direction::read, deadline), "read");
   }
 }
@@ -114,25 +87,11 @@ task<void> tcp_stream::read_exactly(std::span<std::byte> buffer, io_deadline dea
 
 task<std::size_t> tcp_stream::write(std::span<const std::byte> data, io_deadline deadline) {
   const detail::socket_handle::operation op(socket_, "write");
-  if (data.empty()) {
-    co_return 0;
-  }
-  // As in read: an early wait that ends without an edge still tries once.
-  io_status early = io_status::ready;
-  if (std::exchange(send_buffer_full_, false)) {
-    early = co_await socket_.wait(io_direction::write, deadline);
-    if (early == io_status::closed) {
-      socket_.throw_unless_ready(early, "write");
-    }
-  }
   while (true) {
     // MSG_NOSIGNAL: a peer that went away is EPIPE, not a SIGPIPE.
     const ssize_t n = ::send(socket_.fd(), data.data(), data.size(), MSG_NOSIGNAL);
     if (n >= 0) {
-      const auto put = static_cast<std::size_t>(n);
-      send_buffer_full_ =
-          trusts_short_io_ && put < data.size() && !socket_.has_ended(io_direction::write);
-      co_return put;
+      co_return static_cast<std::size_t>(n);
     }
     if (errno == EINTR) {
       continue;
@@ -140,7 +99,6 @@ task<std::size_t> tcp_stream::write(std::span<const std::byte> data, io_deadline
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       socket_.throw_error(errno, "write");
     }
-    socket_.throw_unless_ready(std::exchange(early, io_status::ready), "write");
     socket_.throw_unless_ready(co_await socket_.wait(io_direction::write, deadline), "write");
   }
 }

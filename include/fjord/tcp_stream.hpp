@@ -30,7 +30,7 @@ class tcp_stream {
  public:
   tcp_stream() noexcept = default;
   // Adopts a connected socket fd (made non-blocking and registered).
-  explicit tcp_stream(int fd);
+  explicit tcp_stream(int fd) : socket_(fd) {}
 
   // Connects to `to`. Throws std::system_error (connection refused, timed
   // out, canceled...).
@@ -62,16 +62,6 @@ class tcp_stream {
 
  private:
   detail::socket_handle socket_;
-  // A read that returned less than asked for emptied the receive queue (a
-  // write that took less, filled the send buffer): the next one in that
-  // direction waits for the next edge first instead of paying for a system
-  // call that would say EAGAIN (docs/io.md, "Short reads and writes"). Each
-  // is touched by the one operation in flight in its direction only.
-  bool receive_queue_empty_ = false;
-  bool send_buffer_full_ = false;
-  // Only TCP promises that a short read emptied the queue (a Unix socket
-  // stops short at passed fds, credentials or out-of-band data).
-  bool trusts_short_io_ = false;
 };
 
 }  // namespace fjord

@@ -32,13 +32,6 @@ struct io_registration {
 
   std::atomic<std::uintptr_t> reader{empty};
   std::atomic<std::uintptr_t> writer{empty};
-  // Sticky: an event said the peer ended the stream, hung up, failed, or
-  // (reads) sent urgent data: a short read or write then no longer means an
-  // empty queue or a full buffer. Set before the event's signal, whose
-  // release covers it (docs/io.md, "Short reads and writes"). A stale true
-  // (a late event of a reused registration) only turns that hint off.
-  std::atomic<bool> read_ended{false};
-  std::atomic<bool> write_ended{false};
   int fd = -1;
   std::uint32_t index = 0;
   // Bumped when the registration is released: an event carrying an older

@@ -79,19 +79,6 @@ class socket_handle {
     return {registration_, direction, deadline, std::nullopt, false};
   }
 
-  // Inside an operation: whether an event said that direction ended (the
-  // peer closed or reset, an error) or, for reads, that urgent data came.
-  // Exact for every event whose readiness this direction consumed before
-  // the call.
-  bool has_ended(io_direction direction) const noexcept {
-    // Relaxed: the consumption of the readiness (an acquire on the slot)
-    // is what orders the event's store before this load.
-    return registration_ != nullptr &&
-           (direction == io_direction::read ? registration_->read_ended
-                                            : registration_->write_ended)
-               .load(std::memory_order_relaxed);
-  }
-
   // Throws for a wait that did not end ready: std::system_error with
   // timed_out, operation_canceled or bad_file_descriptor (closed while
   // waiting), naming `what` and the fd.

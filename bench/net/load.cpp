@@ -88,7 +88,7 @@ long peak_rss_kib(pid_t pid) {
 }
 
 // The server's CPU time so far (user + system, all threads), in
-// microseconds; /proc's clock ticks make it exact to 10 ms.
+// microseconds, to one clock tick (1/_SC_CLK_TCK s: 10 ms here).
 double cpu_us(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());

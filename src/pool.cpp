@@ -30,6 +30,8 @@ namespace fjord::detail {
 namespace {
 
 constexpr std::size_t max_workers = 4096;
+// Workers and spares both count in the census.
+static_assert(2 * max_workers <= census::max_threads);
 constexpr std::size_t max_shards = 16;
 
 std::atomic<std::uint64_t> next_pool_id{1};
@@ -203,7 +205,7 @@ int pool_core::start_thread(bool as_searcher) noexcept {
   if (w == nullptr) {
     try {
       workers_[index] = std::make_unique<worker>(*this, static_cast<std::uint32_t>(index),
-                                                 deque_capacity_, census_, thief_mask);
+                                                 deque_capacity_, census_);
     } catch (...) {
       return ENOMEM;
     }
@@ -386,7 +388,7 @@ void pool_core::begin_blocking(worker& w) noexcept {
     const std::size_t stand_ins = retired_.size() + (max_threads_ - reserved_);
     if (running_ < size_ && deficit_ < stand_ins && !exit_.load(std::memory_order_relaxed)) {
       ++deficit_;
-      census_.fetch_add(sleeper_one, std::memory_order_seq_cst);
+      census_.add_sleeper();
       phantom = true;
     }
     update_surplus_locked();
@@ -413,7 +415,7 @@ void pool_core::end_blocking(worker& w) noexcept {
     // Not needed any more (whether or not a stand-in was activated for it,
     // running_ says how many run now).
     --deficit_;
-    census_.fetch_sub(sleeper_one, std::memory_order_seq_cst);
+    census_.remove_sleeper();
   }
   update_surplus_locked();
 }
@@ -437,7 +439,7 @@ bool pool_core::activate_stand_in_locked(worker*& woken, bool& start) noexcept {
   ++running_;
   update_surplus_locked();
   // One RMW: the phantom sleeper becomes a searcher, as a woken sleeper does.
-  census_.fetch_add(searcher_one - sleeper_one, std::memory_order_seq_cst);
+  census_.sleeper_to_searcher();
   return true;
 }
 
@@ -452,7 +454,7 @@ void pool_core::start_stand_in() noexcept {
     --reserved_;
     --running_;
     update_surplus_locked();
-    census_.fetch_sub(searcher_one, std::memory_order_seq_cst);
+    census_.remove_searcher(/*was_thief=*/false);
     // Every other thread may have gone idle while this one was pending.
     if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
       announce_if_quiescent_locked();

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "fjord/detail/assert.hpp"
 #include "fjord/detail/callable.hpp"
 #include "fjord/detail/config.hpp"
 #include "fjord/detail/join_job.hpp"
@@ -62,6 +63,7 @@ FJORD_ALWAYS_INLINE auto join_on_worker(worker& w, FA& a, FB& b)
     -> join_result_t<std::invoke_result_t<FA&>, std::invoke_result_t<FB&>> {
   using ra_t = std::invoke_result_t<FA&>;
   using rb_t = std::invoke_result_t<FB&>;
+  FJORD_ASSERT(&w == current_worker, "join: only a deque's owner may push and pop it");
   join_job<FB, rb_t> jb(b, w);
   result_slot<ra_t> ra;
   if (!w.deque.push(&jb)) [[unlikely]] {

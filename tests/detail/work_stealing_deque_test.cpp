@@ -23,8 +23,8 @@ struct test_job : job {
 };
 
 struct fixture {
-  std::atomic<std::uint64_t> census{0};
-  work_stealing_deque deque{64, census, 0xFFFF'FFFFu};
+  fjord::detail::census census;
+  work_stealing_deque deque{64, census};
 };
 
 TEST(work_stealing_deque, owner_pops_lifo) {
@@ -86,8 +86,8 @@ TEST(work_stealing_deque, wraps_around_many_times) {
 // exactly once. Run with asymmetric and with symmetric fences.
 void hammer(int thieves, int rounds) {
   fjord::detail::init_asymmetric_fences();
-  std::atomic<std::uint64_t> census{0};
-  work_stealing_deque deque(256, census, 0xFFFF'FFFFu);
+  fjord::detail::census census;
+  work_stealing_deque deque(256, census);
   const int total = rounds;
   std::vector<test_job> jobs(static_cast<std::size_t>(total));
   std::vector<std::atomic<int>> taken(static_cast<std::size_t>(total));
@@ -102,7 +102,8 @@ void hammer(int thieves, int rounds) {
     pool.emplace_back([&] {
       // Register on and off, as searching workers do.
       while (!done.load(std::memory_order_acquire)) {
-        census.fetch_add(1, std::memory_order_seq_cst);
+        census.add_searcher();
+        census.add_thief();
         heavy_fence();
         registered.fetch_add(1);
         for (int k = 0; k < 200; ++k) {
@@ -111,7 +112,7 @@ void hammer(int thieves, int rounds) {
             taken[index_of(out)].fetch_add(1, std::memory_order_relaxed);
           }
         }
-        census.fetch_sub(1, std::memory_order_release);
+        census.remove_searcher(/*was_thief=*/true);
       }
     });
   }

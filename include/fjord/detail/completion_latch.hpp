@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "fjord/detail/assert.hpp"
+
 #include "fjord/detail/futex.hpp"
 
 namespace fjord::detail {
@@ -65,6 +67,7 @@ class completion_latch {
   };
   [[nodiscard]] held_count_down count_down_held() noexcept {
     const std::uint64_t old = word_.fetch_sub(1, std::memory_order_acq_rel);
+    FJORD_ASSERT((count_of(old) & max_count) != 0, "completion_latch: counted down below zero");
     if (count_of(old) == hold_bit + 2) {
       return {no_waiter, true};
     }
@@ -74,6 +77,8 @@ class completion_latch {
   // Drops the hold; returns the waiter to wake, as count_down() does.
   [[nodiscard]] std::uint32_t release_hold() noexcept {
     const std::uint64_t old = word_.fetch_sub(hold_bit + 1, std::memory_order_acq_rel);
+    FJORD_ASSERT((count_of(old) & hold_bit) != 0 && (count_of(old) & max_count) != 0,
+                 "completion_latch: released a hold it does not have");
     return count_of(old) == hold_bit + 1 ? waiter_of(old) : no_waiter;
   }
 
@@ -82,6 +87,7 @@ class completion_latch {
   // makes the waiter's registration (and the data it wrote) visible here.
   [[nodiscard]] std::uint32_t count_down() noexcept {
     const std::uint64_t old = word_.fetch_sub(1, std::memory_order_acq_rel);
+    FJORD_ASSERT((count_of(old) & max_count) != 0, "completion_latch: counted down below zero");
     return count_of(old) == 1 ? waiter_of(old) : no_waiter;
   }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fjord/detail/asymmetric_fence.hpp"
+#include "fjord/detail/census.hpp"
 #include "fjord/detail/completion_latch.hpp"
 #include "fjord/detail/config.hpp"
 #include "fjord/detail/fork_generation.hpp"
@@ -38,16 +39,6 @@ class reactor;
 // wake-up, shutdown) are argued in docs/scheduler.md.
 class pool_core {
  public:
-  // The census word. Bits 0-15: thieves, workers registered to steal (deque
-  // owners fence while any exist). Bits 16-31: searchers, workers looking
-  // for work (pushers wake nobody while any exist); every thief is also a
-  // searcher. Bits 32-63: parked workers.
-  static constexpr std::uint64_t thief_one = 1;
-  static constexpr std::uint64_t thief_mask = 0xFFFFu;
-  static constexpr std::uint64_t searcher_one = std::uint64_t{1} << 16;
-  static constexpr std::uint64_t searcher_mask = std::uint64_t{0xFFFFu} << 16;
-  static constexpr std::uint64_t sleeper_one = std::uint64_t{1} << 32;
-
   explicit pool_core(const pool_options& options);
   // Runs every job already submitted, then joins the workers.
   ~pool_core();
@@ -71,8 +62,7 @@ class pool_core {
   // delay parallelism, never progress: the pusher pops its own job.
   FJORD_ALWAYS_INLINE void notify_local_push() noexcept {
     light_fence();
-    const std::uint64_t c = census_.load(std::memory_order_relaxed);
-    if ((c & searcher_mask) == 0 && (c >> 32) != 0) [[unlikely]] {
+    if (census_.load(std::memory_order_relaxed).should_wake()) [[unlikely]] {
       wake_one_sleeper();
     }
   }
@@ -201,7 +191,7 @@ class pool_core {
   // visible, and a waiting fd is not (docs/io.md, "Who polls").
   // Returns whether the pool had a sleeper to wake.
   bool notify_io_waiter() noexcept {
-    if ((census_.load(std::memory_order_seq_cst) >> 32) != 0) {
+    if (census_.load(std::memory_order_seq_cst).sleepers() != 0) {
       wake_one_sleeper();
       return true;
     }
@@ -218,8 +208,7 @@ class pool_core {
   // seq_cst RMWs followed by seq_cst loads of the queues (docs/scheduler.md,
   // "Leaving the search").
   void notify_injected() noexcept {
-    const std::uint64_t c = census_.load(std::memory_order_seq_cst);
-    if ((c & searcher_mask) == 0 && (c >> 32) != 0) [[unlikely]] {
+    if (census_.load(std::memory_order_seq_cst).should_wake()) [[unlikely]] {
       wake_one_sleeper();
     }
   }
@@ -255,13 +244,13 @@ class pool_core {
     // make that exact ("Leaving the search"). Everything happens while the
     // lane is still busy: the destructor may free the pool once it is not.
     light_fence();
-    std::uint64_t c = census_.load(std::memory_order_relaxed);
-    if ((c >> 32) != 0) [[unlikely]] {
-      if ((c & searcher_mask) != 0) {
+    census_count c = census_.load(std::memory_order_relaxed);
+    if (c.sleepers() != 0) [[unlikely]] {
+      if (c.searchers() != 0) {
         full_fence();
         c = census_.load(std::memory_order_relaxed);
       }
-      if ((c & searcher_mask) == 0 && (c >> 32) != 0) {
+      if (c.should_wake()) {
         wake_one_sleeper();
       }
     }
@@ -450,7 +439,7 @@ class pool_core {
   void wake_all() noexcept;
   std::size_t shard_for_this_thread() const noexcept;
 
-  alignas(false_sharing_range) std::atomic<std::uint64_t> census_{0};
+  alignas(false_sharing_range) census census_;
   alignas(false_sharing_range) std::atomic<bool> stopping_{false};
   // Set by the destructor once no foreign submitter can still be inside
   // inject(); only then may idle workers decide that the pool has drained.

@@ -6,6 +6,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "fjord/detail/assert.hpp"
+
 namespace fjord::detail {
 
 // Stand-in for a void result, so every callable has a storable result.
@@ -40,8 +42,10 @@ class result_slot {
   bool has_error() const noexcept { return error_ != nullptr; }
   const std::exception_ptr& error() const noexcept { return error_; }
 
-  // Precondition: !has_error() and the callable has run.
+  // Precondition: !has_error() and the callable has run; once.
   T take() {
+    FJORD_ASSERT(value_.has_value(), "result_slot: taken twice, or before its callable ran");
+    [[maybe_unused]] const forget_when_checking forget{value_};
     if constexpr (std::is_void_v<T>) {
       return;
     } else if constexpr (std::is_reference_v<T>) {
@@ -51,9 +55,25 @@ class result_slot {
     }
   }
 
-  storable_t<T> take_storable() { return std::move(*value_); }
+  storable_t<T> take_storable() {
+    FJORD_ASSERT(value_.has_value(), "result_slot: taken twice, or before its callable ran");
+    [[maybe_unused]] const forget_when_checking forget{value_};
+    return std::move(*value_);
+  }
 
  private:
+  // With assertions on, a taken value is forgotten (after the return value
+  // is made), so a second take fails its assertion instead of reading a
+  // moved-from value. Without, it does nothing and costs nothing.
+  struct forget_when_checking {
+    std::optional<storable_t<T>>& value;
+#if FJORD_ASSERTIONS
+    ~forget_when_checking() {
+      value.reset();
+    }
+#endif
+  };
+
   std::optional<storable_t<T>> value_;
   std::exception_ptr error_;
 };

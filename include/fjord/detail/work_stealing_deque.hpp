@@ -7,6 +7,7 @@
 #include <new>
 
 #include "fjord/detail/asymmetric_fence.hpp"
+#include "fjord/detail/census.hpp"
 #include "fjord/detail/config.hpp"
 #include "fjord/detail/job.hpp"
 
@@ -25,12 +26,10 @@ namespace fjord::detail {
 // capacity would overflow the C++ stack long before.
 class work_stealing_deque {
  public:
-  // census: a word whose bits under thief_mask count registered thieves.
-  work_stealing_deque(std::size_t capacity, const std::atomic<std::uint64_t>& census,
-                      std::uint64_t thief_mask)
+  // census: where thieves register (its thieves() count).
+  work_stealing_deque(std::size_t capacity, const census& thieves)
       : mask_(static_cast<std::int64_t>(capacity) - 1),
-        census_(&census),
-        thief_mask_(thief_mask),
+        census_(&thieves),
         // calloc: untouched pages of a large array are never committed.
         slots_(static_cast<job**>(std::calloc(capacity, sizeof(job*)))) {
     if (slots_ == nullptr) {
@@ -71,7 +70,7 @@ class work_stealing_deque {
       std::atomic_signal_fence(std::memory_order_seq_cst);
       // acquire pairs with a thief's release deregistration, so its last CAS
       // on top is visible to our top load below (matters on ARM).
-      if ((census_->load(std::memory_order_acquire) & thief_mask_) != 0) {
+      if (census_->load(std::memory_order_acquire).thieves() != 0) {
         full_fence();
       }
     } else {
@@ -141,8 +140,7 @@ class work_stealing_deque {
   alignas(false_sharing_range) std::atomic<std::int64_t> bottom_{0};
   std::int64_t top_cache_ = 0;  // owner's last view of top; only ever behind
   std::int64_t mask_;
-  const std::atomic<std::uint64_t>* census_;
-  std::uint64_t thief_mask_;
+  const census* census_;
   job** slots_;
   // Thief-side line.
   alignas(false_sharing_range) std::atomic<std::int64_t> top_{0};

@@ -103,9 +103,8 @@ struct worker_counters {
 // One worker thread's state. Fields under "idle" are guarded by the pool's
 // idle mutex; the rest belong to the worker's own thread.
 struct alignas(false_sharing_range) worker {
-  worker(pool_core& owner, std::uint32_t idx, std::size_t deque_capacity,
-         const std::atomic<std::uint64_t>& census, std::uint64_t thief_mask)
-      : deque(deque_capacity, census, thief_mask),
+  worker(pool_core& owner, std::uint32_t idx, std::size_t deque_capacity, const census& thieves)
+      : deque(deque_capacity, thieves),
         pool(&owner),
         index(idx),
         join_latch_word(((std::uint64_t{idx} + 1) << 32) | 1),

@@ -1,0 +1,236 @@
+// The sleep protocol: how an idle worker searches, registers to steal, goes
+// to sleep, and is woken, so that no job is ever left with every worker
+// asleep. It is argued step by step in docs/scheduler.md ("Push and sleep",
+// "Owner pop", "Leaving the search", "Blocking"); this file and the census
+// (detail/census.hpp) are its whole implementation, except the pushers'
+// halves, which are inline on the submission paths in detail/pool_core.hpp
+// (notify_local_push, notify_injected, end_lane_submission,
+// notify_io_waiter).
+//
+// A worker is in one of three states, counted in the census:
+//   working    -> searching   become_searcher(): its deque and the injection
+//                             queues are empty; pushers now wake nobody.
+//   searching  -> thief       become_thief(): a victim shows work; registered
+//                             with a heavy fence so owners' pops fence.
+//   searching  -> working     stop_searching(): found work; the last
+//                             searcher to leave looks once more for work a
+//                             pusher left it, and passes the baton.
+//   searching  -> sleeping    sleep(): registered as a sleeper with a heavy
+//                             fence, then one last look, then park.
+//   sleeping   -> searching   wake_one_sleeper(): one census update moves
+//                             the sleeper, so nobody sees it in neither.
+// A blocked worker's place is a phantom sleeper (pool.cpp, begin_blocking):
+// waking it starts or unparks a stand-in thread.
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <utility>
+
+#include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/reactor.hpp"
+
+namespace fjord::detail {
+
+void pool_core::become_searcher(worker& w) noexcept {
+  if (!w.searching) {
+    census_.add_searcher();
+    w.searching = true;
+  }
+}
+
+void pool_core::become_thief(worker& w) noexcept {
+  if (w.stealing) {
+    return;
+  }
+  census_.add_thief();
+  w.stealing = true;
+  // After this, every owner either sees us in the census (and fences) or has
+  // made its bottom store visible to us (docs/scheduler.md, "Owner pop").
+  heavy_fence();
+}
+
+void pool_core::stop_searching(worker& w) noexcept {
+  const census_count old = census_.remove_searcher(w.stealing);
+  w.searching = false;
+  w.stealing = false;
+  // The last searcher leaving while others sleep: a pusher that saw it
+  // searching woke nobody, so it looks for work such a pusher left and hands
+  // the baton on if it sees any (Go's rule). Exact for injected work: the
+  // pusher's seq_cst tail exchange and census load against our seq_cst
+  // decrement and tail loads (docs/scheduler.md, "Leaving the search"). A
+  // job pushed on a deque may be missed for a moment; its owner pops it.
+  if (old.searchers() == 1 && old.sleepers() != 0 && any_work_visible()) {
+    wake_one_sleeper();
+  }
+}
+
+bool pool_core::any_work_visible() const noexcept {
+  if (high_.queue.maybe_nonempty() || low_.queue.maybe_nonempty()) {
+    return true;
+  }
+  for (const auto& s : shards_) {
+    if (s->queue.maybe_nonempty()) {
+      return true;
+    }
+  }
+  // seq_cst: a lane made just now is part of the same Dekker handshakes.
+  const std::size_t lanes = lane_count_.load(std::memory_order_seq_cst);
+  for (std::size_t i = 0; i < lanes; ++i) {
+    if (lanes_[i].load(std::memory_order_acquire)->maybe_nonempty()) {
+      return true;
+    }
+  }
+  const std::size_t n = thread_count();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (workers_[i]->deque.maybe_nonempty()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadline) noexcept {
+  {
+    std::lock_guard lock(idle_mutex_);
+    w.idle_position = idle_.size();
+    idle_.push_back(&w);
+    w.idle_in_main_loop = (until == nullptr);
+    if (w.idle_in_main_loop) {
+      ++idle_main_loop_;
+    }
+    census_.add_sleeper();
+  }
+  // Pairs with the light fence of every pusher: either its job is visible to
+  // the check below, or our census entry is visible to its wake-up check.
+  heavy_fence();
+  bool ready = exit_.load(std::memory_order_acquire) || any_work_visible() ||
+               (until != nullptr && until->done());
+  // Relaxed: wait_idle() registers under idle_mutex_, which we took to go
+  // idle, so either we see its count or it sees us idle.
+  if (!ready && until == nullptr && idle_waiters_.load(std::memory_order_relaxed) != 0) {
+    std::lock_guard lock(idle_mutex_);
+    announce_if_quiescent_locked();
+  }
+  if (!ready && until == nullptr && drained_.load(std::memory_order_seq_cst)) {
+    bool ended_pool = false;
+    {
+      std::lock_guard lock(idle_mutex_);
+      ended_pool = try_end_locked();
+    }
+    if (ended_pool) {
+      wake_all();
+      ready = true;
+    }
+  }
+  reactor* poller = nullptr;
+  if (!ready) {
+    w.counters.parks.bump();
+    worker_counters::open(w.counters.parked_since, steady_ns());
+    // While a coroutine waits for an fd, one parked worker waits in the
+    // reactor instead (docs/io.md, "Who polls"). seq_cst: after our census
+    // entry, against add_waiter()'s increment and look at the census.
+    reactor* r = reactor::existing();
+    if (r != nullptr && r->has_waiters() && r->try_become_poller()) {
+      poller = r;
+      trace_point(trace_kind::park_begin, static_cast<std::uint32_t>(park_reason::polling));
+      const auto timeout = deadline == deadline_t::max()
+                               ? std::chrono::nanoseconds(-1)
+                               : std::max(std::chrono::nanoseconds::zero(),
+                                          std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              deadline - std::chrono::steady_clock::now()));
+      w.sleeper.park_polling([r, timeout] { r->wait(timeout); });
+    } else {
+      trace_point(trace_kind::park_begin, static_cast<std::uint32_t>(park_reason::idle));
+      if (deadline == deadline_t::max()) {
+        w.sleeper.park();
+      } else {
+        w.sleeper.park_for(deadline - std::chrono::steady_clock::now());
+      }
+    }
+    trace_point(trace_kind::park_end);
+    worker_counters::close(w.counters.parked_since, w.counters.parked_ns, steady_ns());
+    w.counters.wakeups.bump();
+  }
+  bool as_searcher = false;
+  {
+    std::lock_guard lock(idle_mutex_);
+    if (w.idle_position != ~std::size_t{0}) {
+      worker* last = idle_.back();
+      idle_[w.idle_position] = last;
+      last->idle_position = w.idle_position;
+      idle_.pop_back();
+      w.idle_position = ~std::size_t{0};
+      if (w.idle_in_main_loop) {
+        --idle_main_loop_;
+      }
+      census_.remove_sleeper(std::memory_order_relaxed);
+    }
+    as_searcher = std::exchange(w.woken_as_searcher, false);
+  }
+  if (as_searcher) {
+    w.searching = true;  // the waker counted us as a searcher already
+  }
+  if (poller != nullptr) {
+    // Awake and out of the census's sleepers: the coroutines resumed go on
+    // our deque, and the push wakes a sleeper if nobody searches.
+    dispatch_io(*poller);
+  }
+  if (exit_.load(std::memory_order_acquire)) {
+    if (w.searching) {
+      stop_searching(w);
+    }
+    return false;
+  }
+  return true;
+}
+
+void pool_core::wake_one_sleeper() noexcept {
+  worker* target = nullptr;
+  bool start = false;
+  {
+    std::lock_guard lock(idle_mutex_);
+    if (idle_.empty()) {
+      // No real sleeper: the sleeper the census shows may be a blocked
+      // worker's phantom, for which a stand-in is activated now.
+      if (!activate_stand_in_locked(target, start)) {
+        return;
+      }
+    } else {
+      // Prefer a worker idle in its main loop: a worker parked in a join or
+      // group wait may return to its own job instead of searching.
+      std::size_t pick = idle_.size() - 1;
+      for (std::size_t i = idle_.size(); i-- > 0;) {
+        if (idle_[i]->idle_in_main_loop) {
+          pick = i;
+          break;
+        }
+      }
+      target = idle_[pick];
+      idle_[pick] = idle_.back();
+      idle_[pick]->idle_position = pick;
+      idle_.pop_back();
+      target->idle_position = ~std::size_t{0};
+      if (target->idle_in_main_loop) {
+        --idle_main_loop_;
+      }
+      target->woken_as_searcher = true;
+      // One RMW: one more searcher, one fewer sleeper (mod 2^64 arithmetic).
+      census_.sleeper_to_searcher();
+    }
+  }
+  if (target != nullptr) {
+    target->sleeper.unpark();
+  } else if (start) {
+    start_stand_in();
+  }
+}
+
+void pool_core::wake_all() noexcept {
+  const std::size_t n = thread_count();
+  for (std::size_t i = 0; i < n; ++i) {
+    workers_[i]->sleeper.unpark();
+  }
+}
+
+}  // namespace fjord::detail

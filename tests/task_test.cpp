@@ -183,4 +183,45 @@ TEST(task, runs_under_a_stop_token) {
   EXPECT_FALSE(fjord::sync_wait(inner()));  // no token: stop impossible
 }
 
+namespace gcc_pr106188 {
+
+fjord::task<int> five() {
+  co_return 5;
+}
+
+// The pattern GCC PR 106188 breaks: a co_await in an if condition.
+// (Compiled everywhere; run only where the compiler gets it right.)
+[[maybe_unused]] fjord::task<int> awaits_in_the_condition() {
+  if (co_await five() == 5) {
+    co_return 10;
+  }
+  co_return 0;
+}
+
+// The workaround docs/coroutines.md gives: await in a statement of its own.
+fjord::task<int> awaits_first() {
+  const int r = co_await five();
+  if (r == 5) {
+    co_return 10;
+  }
+  co_return 0;
+}
+
+}  // namespace gcc_pr106188
+
+TEST(task, gcc_pr106188_co_await_in_an_if_condition) {
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+  GTEST_SKIP() << "GCC " << __GNUC__ << "." << __GNUC_MINOR__
+               << " miscompiles a co_await in an if/switch/while condition (GCC PR 106188: the "
+                  "coroutine never runs its body, hangs or crashes); docs/coroutines.md gives "
+                  "the workaround, tested by gcc_pr106188_workaround";
+#else
+  EXPECT_EQ(fjord::sync_wait(gcc_pr106188::awaits_in_the_condition()), 10);
+#endif
+}
+
+TEST(task, gcc_pr106188_workaround) {
+  EXPECT_EQ(fjord::sync_wait(gcc_pr106188::awaits_first()), 10);
+}
+
 }  // namespace

@@ -1,0 +1,50 @@
+"""bench/run --merge: what bench/README.md promises about merged reports."""
+import importlib.machinery
+import importlib.util
+import os
+import unittest
+
+RUN = os.path.join(os.path.dirname(__file__), "..", "run")
+loader = importlib.machinery.SourceFileLoader("bench_run", RUN)
+spec = importlib.util.spec_from_loader("bench_run", loader)
+bench_run = importlib.util.module_from_spec(spec)
+loader.exec_module(bench_run)
+
+
+def record(benchmark, quick=None):
+    r = {"benchmark": benchmark, "impl": "fjord", "threads": 1}
+    if quick is not None:
+        r["run"] = {"commit": "c0ffee0", "date": "then", "passes": 2 if quick else 5, "quick": quick}
+    return r
+
+
+def document(records, quick, missing=()):
+    return {"git_commit": "abc1234", "date": "earlier", "reps": 2 if quick else 5, "quick": quick,
+            "records": records, "missing": list(missing)}
+
+
+class MergeTest(unittest.TestCase):
+    def test_keeps_the_other_benchmarks_of_the_same_kind_and_replaces_the_rerun_ones(self):
+        old = document([record("fib"), record("echo")], quick=False)
+        merged, _, left_out = bench_run.merge_records(old, [record("echo", quick=False)], [], quick=False)
+        self.assertEqual([r["benchmark"] for r in merged], ["fib", "echo"])
+        self.assertEqual(left_out, [])
+        # An old record without its own run gets the old document's.
+        self.assertEqual(merged[0]["run"], {"commit": "abc1234", "date": "earlier", "passes": 5, "quick": False})
+
+    def test_a_full_run_never_takes_quick_records(self):
+        old = document([record("fib"), record("csp_sum")], quick=True, missing=[("fib", "go", "no go")])
+        merged, missing, left_out = bench_run.merge_records(old, [record("echo", quick=False)], [], quick=False)
+        self.assertEqual([r["benchmark"] for r in merged], ["echo"])
+        self.assertEqual(left_out, ["csp_sum", "fib"])
+        self.assertEqual(missing, [])
+
+    def test_a_quick_run_never_takes_full_records(self):
+        old = document([record("fib", quick=False), record("scan", quick=True)], quick=True)
+        merged, _, left_out = bench_run.merge_records(old, [record("echo", quick=True)], [], quick=True)
+        self.assertEqual([r["benchmark"] for r in merged], ["scan", "echo"])
+        self.assertEqual(left_out, ["fib"])
+
+
+if __name__ == "__main__":
+    unittest.main()

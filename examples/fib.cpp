@@ -17,7 +17,7 @@ long fib(int n) {
 int main(int argc, char** argv) {
   const int n = argc > 1 ? std::atoi(argv[1]) : 30;
   const auto start = std::chrono::steady_clock::now();
-  const long result = fjord::default_pool().invoke([n] { return fib(n); });
+  const long result = fjord::default_pool().call([n] { return fib(n); });
   const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
   std::printf("fib(%d) = %ld in %.2f ms on %zu workers\n", n, result, took.count(),
               fjord::default_pool().size());

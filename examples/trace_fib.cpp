@@ -33,7 +33,7 @@ int main(int argc, char** argv) try {
   long total = 0;
   for (int round = 0; round < 3; ++round) {
     const fjord::trace::span s("fib round");
-    total += pool.invoke([n] { return fib(n); });
+    total += pool.call([n] { return fib(n); });
     fjord::trace::counter("rounds done", round + 1);
   }
   fjord::trace::stop();

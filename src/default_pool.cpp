@@ -49,12 +49,12 @@ pool_options options_from_environment() {
 }
 
 // Runs at exit where the destructor of a function-local static would: every
-// job posted to the default pool runs first. Coroutines still parked on it
+// job posted to the default pool runs first. Coroutines still waiting on it
 // (a long sleep, a latch nobody counts down) are abandoned, as threads still
 // running at exit are: waiting for them could keep the process from ending.
 void shut_down_at_exit() {
   if (pool* p = instance.load(std::memory_order_acquire)) {
-    p->core().shut_down(/*abandon_parked=*/true);
+    detail::pool_access::core(*p).shut_down(/*abandon_waiting=*/true);
   }
 }
 
@@ -88,7 +88,7 @@ namespace detail {
 
 pool_core* default_pool_core_if_open() noexcept {
   try {
-    pool_core& core = default_pool().core();
+    pool_core& core = pool_access::core(default_pool());
     return core.is_shut_down() ? nullptr : &core;
   } catch (...) {
     return nullptr;

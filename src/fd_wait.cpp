@@ -87,7 +87,7 @@ bool fd_wait::suspend(std::coroutine_handle<> h) {
   reactor& rx = reactor::instance();
   std::atomic<std::uintptr_t>& slot = slot_of(*registration_, direction_);
   waiter_.slot = &slot;
-  waiter_.waiter.park(h);
+  waiter_.waiter.begin_wait(h);
   rx.add_waiter(waiter_.waiter.home);
   // Publication. release: a completer that takes us sees our setup.
   std::uintptr_t old = io_registration::empty;
@@ -100,7 +100,7 @@ bool fd_wait::suspend(std::coroutine_handle<> h) {
       if (slot.compare_exchange_strong(old, io_registration::empty, std::memory_order_acquire,
                                        std::memory_order_acquire)) {
         rx.drop_waiter();
-        waiter_.waiter.unpark_unsuspended();
+        waiter_.waiter.undo_begin_wait();
         waiter_.outcome = as_int(io_status::ready);
         return false;
       }
@@ -110,7 +110,7 @@ bool fd_wait::suspend(std::coroutine_handle<> h) {
       continue;
     }
     rx.drop_waiter();
-    waiter_.waiter.unpark_unsuspended();
+    waiter_.waiter.undo_begin_wait();
     if (old == io_registration::closed) {
       waiter_.outcome = as_int(io_status::closed);
       return false;
@@ -134,7 +134,7 @@ bool fd_wait::suspend(std::coroutine_handle<> h) {
       timed_ = timer_service::instance().arm(waiter_);
     } catch (...) {
       if (rx.take(waiter_)) {
-        waiter_.waiter.unpark_unsuspended();
+        waiter_.waiter.undo_begin_wait();
         throw;  // out of memory for the timer heap: the co_await throws
       }
       // Completed meanwhile: the wait needs no timer any more.
@@ -142,12 +142,12 @@ bool fd_wait::suspend(std::coroutine_handle<> h) {
   }
   if (token_->stop_possible()) {
     // Runs at once if a stop was requested meanwhile.
-    on_stop_.emplace(*token_, canceller{&waiter_});
+    on_stop_.emplace(*token_, canceler{&waiter_});
   }
   // Before our hold goes: after it, the frame may be resumed elsewhere.
   trace_point(trace_kind::io_wait, static_cast<std::uint32_t>(fd_));
   if (waiter_.drop_hold()) {
-    waiter_.waiter.unpark_unsuspended();  // completed during the setup
+    waiter_.waiter.undo_begin_wait();  // completed during the setup
     return false;
   }
   return true;
@@ -168,7 +168,7 @@ io_status fd_wait::await_resume() noexcept {
   return static_cast<io_status>(waiter_.outcome);
 }
 
-void fd_wait::canceller::operator()() const noexcept {
+void fd_wait::canceler::operator()() const noexcept {
   if (waiter->fork_generation != fork_generation()) {
     return;  // a stop requested in a fork() child: the wait is the parent's
   }

@@ -5,6 +5,7 @@
 
 #include "fjord/detail/job_heap.hpp"
 #include "fjord/detail/job_recycler.hpp"
+#include "fjord/detail/treiber_stack.hpp"
 
 namespace fjord::detail {
 
@@ -117,12 +118,8 @@ void job_heap::free_local(block* b, std::size_t cls) noexcept {
 }
 
 void job_heap::free_remote(block* b, std::size_t cls) noexcept {
-  // Release publishes b->next to the owner's acquire exchange.
-  block* head = remote_[cls].load(std::memory_order_relaxed);
-  do {
-    b->next = head;
-  } while (!remote_[cls].compare_exchange_weak(head, b, std::memory_order_release,
-                                               std::memory_order_relaxed));
+  // The owner takes the stack with an acquire exchange (allocate).
+  push_to_treiber_stack(remote_[cls], b);
   freed_remote_.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -2,6 +2,8 @@
 
 #include <new>
 
+#include "fjord/detail/treiber_stack.hpp"
+
 namespace fjord::detail {
 
 namespace {
@@ -80,11 +82,8 @@ void* job_recycler::allocate(std::size_t size, std::size_t align) {
 
 void job_recycler::give_back(void* header, std::size_t cls) noexcept {
   auto* b = static_cast<job_heap::block*>(header);
-  block* head = returned_[cls].load(std::memory_order_relaxed);
-  do {
-    b->next = head;
-  } while (!returned_[cls].compare_exchange_weak(head, b, std::memory_order_release,
-                                                 std::memory_order_relaxed));
+  // allocate() takes the stack with an acquire exchange.
+  push_to_treiber_stack(returned_[cls], b);
 }
 
 }  // namespace fjord::detail

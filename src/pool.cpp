@@ -271,8 +271,8 @@ void pool_core::run_thread_hook(const std::function<void(std::size_t)>& hook,
   }
 }
 
-bool pool_core::shut_down(bool abandon_parked) noexcept {
-  if (worker* w = current_worker; w != nullptr && w->pool == this) {
+bool pool_core::shut_down(bool abandon_waiting) noexcept {
+  if (current_worker_of(this) != nullptr) {
     // A job called std::exit (or destroyed its own pool): refuse new work
     // from outside, and leave the threads to the end of the process.
     stopping_.store(true, std::memory_order_seq_cst);
@@ -318,8 +318,8 @@ bool pool_core::shut_down(bool abandon_parked) noexcept {
   }
   // A paused pool could never drain.
   resume();
-  if (abandon_parked) {
-    abandon_parked_.store(true, std::memory_order_relaxed);  // published by drained_
+  if (abandon_waiting) {
+    abandon_waiting_.store(true, std::memory_order_relaxed);  // published by drained_
   }
   // Parked workers re-check; the last one to go idle ends the pool.
   drained_.store(true, std::memory_order_seq_cst);
@@ -337,7 +337,7 @@ bool pool_core::shut_down(bool abandon_parked) noexcept {
     }
     pthread_join(t, nullptr);
   }
-  // A waker that handed us a coroutine may still be in resume_parked().
+  // A waker that handed us a coroutine may still be in resume_waiting().
   while (wakers_.load(std::memory_order_acquire) != 0) {
     std::this_thread::yield();
   }
@@ -521,18 +521,18 @@ bool pool_core::try_end_locked() noexcept {
   }
   // Every thread idle in its main loop or retired (a blocked worker has a
   // job on its stack, a thread being started is neither), no coroutine
-  // parked here, nothing queued: nothing can create work any more. parked_
+  // waiting here, nothing queued: nothing can create work any more. waiting_
   // is read before the queues: a resumption is queued before its count
   // drops (docs/scheduler.md, "Shutdown").
   if (!drained_.load(std::memory_order_seq_cst) || idle_main_loop_ + retired_.size() != reserved_ ||
-      (parked_.load(std::memory_order_seq_cst) != 0 &&
-       !abandon_parked_.load(std::memory_order_relaxed)) ||
+      (waiting_.load(std::memory_order_seq_cst) != 0 &&
+       !abandon_waiting_.load(std::memory_order_relaxed)) ||
       any_work_visible()) {
     return false;
   }
   exit_.store(true, std::memory_order_release);
   // An ended pool is idle: wait_idle() callers go (also when the end
-  // abandoned parked coroutines, which quiescence would wait for).
+  // abandoned waiting coroutines, which quiescence would wait for).
   if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
     idle_epoch_.fetch_add(1, std::memory_order_release);
     futex_wake_all(&idle_epoch_);
@@ -556,22 +556,21 @@ void pool_core::throw_forked() {
       "make a new pool in the child (fjord::default_pool() is made anew there)");
 }
 
-void pool_core::resume_parked(job* j) noexcept {
-  worker* w = current_worker;
+void pool_core::resume_waiting(job* j) noexcept {
+  worker* w = current_worker_of(this);
   trace_point(trace_kind::coroutine_wake, 0, trace_address(j), id_);
-  if (w != nullptr && w->pool == this && w->deque.push(j)) {
+  if (w != nullptr && w->deque.push(j)) {
     notify_local_push();
     return;
   }
   // From outside, also during shutdown (no stopping_ check): the pool
-  // cannot end before this job ran, since parked_ counts it until then. But
+  // cannot end before this job ran, since waiting_ counts it until then. But
   // it can end right after, while we are still in notify_injected(): so
   // wakers_ counts us, and shut_down() waits for it to drop after joining
   // the threads (the increment happens before the push, hence before the
   // end). Our last touch is the decrement.
   wakers_.fetch_add(1, std::memory_order_relaxed);
-  shard& s = *shards_[w != nullptr && w->pool == this ? (w->index & shard_mask_)
-                                                      : shard_for_this_thread()];
+  shard& s = *shards_[w != nullptr ? (w->index & shard_mask_) : shard_for_this_thread()];
   s.queue.push(j);
   notify_injected();
   wakers_.fetch_sub(1, std::memory_order_release);
@@ -637,7 +636,7 @@ submission_lane* pool_core::lane_for_this_thread() {
     }
   }
   if (fork_generation_ != fork_generation()) {
-    return nullptr;  // push_to_queue() reports a pool lost to fork()
+    return nullptr;  // inject_to_shard() reports a pool lost to fork()
   }
   std::shared_ptr<submission_lane> lane;
   try {
@@ -669,16 +668,15 @@ submission_lane* pool_core::lane_for_this_thread() {
 }
 
 void pool_core::inject(job* first, job* last, std::uint64_t count) {
-  worker* w = current_worker;
-  const bool own = (w != nullptr && w->pool == this);
+  const bool own = current_worker_of(this) != nullptr;
   // One job from outside: by pointer through the thread's lane.
-  if (!own && first == last && submit_through_lane([first](injection_ring::slot* slot) {
-        injection_ring::store_pointer(slot, first);
-        return injection_ring::run_pointer_fn();
+  if (!own && first == last && inject_through_lane([first](lane_ring::slot* slot) {
+        lane_ring::store_pointer(slot, first);
+        return lane_ring::run_pointer_fn();
       })) {
     return;
   }
-  push_to_queue(first, last, count);
+  inject_to_shard(first, last, count);
 }
 
 void throw_bad_priority(priority p) {
@@ -686,20 +684,19 @@ void throw_bad_priority(priority p) {
                               " is none of high (0), normal (1) and low (2)");
 }
 
-void pool_core::push_to_level(priority p, job* first, job* last, std::uint64_t count) {
+void pool_core::inject_at_level(priority p, job* first, job* last, std::uint64_t count) {
   push_to_shard(p == priority::high ? high_ : low_, first, last, count);
 }
 
-void pool_core::push_to_queue(job* first, job* last, std::uint64_t count) {
-  worker* w = current_worker;
-  const bool own = (w != nullptr && w->pool == this);
+void pool_core::inject_to_shard(job* first, job* last, std::uint64_t count) {
+  const worker* w = current_worker_of(this);
+  const bool own = (w != nullptr);
   push_to_shard(*shards_[own ? (w->index & shard_mask_) : shard_for_this_thread()], first, last,
                 count);
 }
 
 void pool_core::push_to_shard(shard& s, job* first, job* last, std::uint64_t count) {
-  worker* w = current_worker;
-  const bool own = (w != nullptr && w->pool == this);
+  const bool own = current_worker_of(this) != nullptr;
   if (!own) {
     if (fork_generation_ != fork_generation()) [[unlikely]] {
       throw_forked();

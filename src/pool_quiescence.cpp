@@ -11,10 +11,10 @@
 namespace fjord::detail {
 
 bool pool_core::quiescent_locked() const noexcept {
-  // parked_ before the queues, as in try_end_locked(): a resumption is
+  // waiting_ before the queues, as in try_end_locked(): a resumption is
   // queued before its count drops.
   return idle_main_loop_ + retired_.size() == reserved_ &&
-         parked_.load(std::memory_order_seq_cst) == 0 && !any_work_visible();
+         waiting_.load(std::memory_order_seq_cst) == 0 && !any_work_visible();
 }
 
 void pool_core::announce_if_quiescent_locked() noexcept {
@@ -25,7 +25,7 @@ void pool_core::announce_if_quiescent_locked() noexcept {
 }
 
 void pool_core::wait_idle() {
-  if (const worker* w = current_worker; w != nullptr && w->pool == this) {
+  if (current_worker_of(this) != nullptr) {
     throw std::logic_error(
         "fjord::pool::wait_idle: called on one of the pool's own threads, which would wait for "
         "itself");

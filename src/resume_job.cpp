@@ -39,9 +39,9 @@ void resume_inline(resume_job& j) noexcept {
   t.active = false;
 }
 
-void parked_coroutine::wake() noexcept {
+void waiting_coroutine::wake() noexcept {
   if (home != nullptr) {
-    home->resume_parked(this);
+    home->resume_waiting(this);
     return;
   }
   if (loop != nullptr) {
@@ -56,7 +56,7 @@ void parked_coroutine::wake() noexcept {
   }
   if (target != nullptr) {
     try {
-      target->enqueue(this);
+      target->push_or_inject(this);
       return;
     } catch (...) {
       // The default pool began shutting down meanwhile: run it here.

@@ -6,7 +6,7 @@
 namespace fjord::detail {
 
 submission_lane::submission_lane()
-    : oldest_(std::make_unique<injection_ring>(initial_capacity)),
+    : oldest_(std::make_unique<lane_ring>(initial_capacity)),
       newest_(oldest_.get()),
       head_(oldest_.get()) {}
 
@@ -18,10 +18,10 @@ void submission_lane::free_rings() noexcept {
   if (!oldest_) {
     return;
   }
-  injection_ring* r = oldest_->successor.load(std::memory_order_relaxed);
+  lane_ring* r = oldest_->successor.load(std::memory_order_relaxed);
   oldest_.reset();
   while (r != nullptr) {
-    injection_ring* next = r->successor.load(std::memory_order_relaxed);
+    lane_ring* next = r->successor.load(std::memory_order_relaxed);
     delete r;
     r = next;
   }
@@ -29,7 +29,7 @@ void submission_lane::free_rings() noexcept {
   head_.store(nullptr, std::memory_order_relaxed);
 }
 
-injection_ring::slot* submission_lane::grow() noexcept {
+lane_ring::slot* submission_lane::grow() noexcept {
   if (newest_->capacity() >= max_capacity) {
     // At the cap. If the ring is backed up, the workers are far behind: give
     // them this core for a moment (they may be sharing it) and look once
@@ -43,9 +43,9 @@ injection_ring::slot* submission_lane::grow() noexcept {
     }
     return nullptr;
   }
-  injection_ring* bigger = nullptr;
+  lane_ring* bigger = nullptr;
   try {
-    bigger = new injection_ring(newest_->capacity() * 2);
+    bigger = new lane_ring(newest_->capacity() * 2);
   } catch (const std::bad_alloc&) {
     return nullptr;
   }
@@ -57,12 +57,12 @@ injection_ring::slot* submission_lane::grow() noexcept {
 }
 
 std::size_t submission_lane::take(job** out, std::size_t max, std::size_t share) noexcept {
-  injection_ring* r = head_.load(std::memory_order_acquire);
+  lane_ring* r = head_.load(std::memory_order_acquire);
   while (true) {
     if (const std::size_t n = r->take(out, max, share); n != 0) {
       return n;
     }
-    injection_ring* next = r->successor.load(std::memory_order_acquire);
+    lane_ring* next = r->successor.load(std::memory_order_acquire);
     if (next == nullptr) {
       return 0;
     }
@@ -82,9 +82,9 @@ std::size_t submission_lane::take(job** out, std::size_t max, std::size_t share)
 }
 
 bool submission_lane::maybe_nonempty() const noexcept {
-  // seq_cst: see injection_ring::maybe_nonempty; a ring installed after
+  // seq_cst: see lane_ring::maybe_nonempty; a ring installed after
   // this traversal passed holds only publications that came later still.
-  for (const injection_ring* r = head_.load(std::memory_order_seq_cst); r != nullptr;
+  for (const lane_ring* r = head_.load(std::memory_order_seq_cst); r != nullptr;
        r = r->successor.load(std::memory_order_seq_cst)) {
     if (r->maybe_nonempty()) {
       return true;
@@ -96,7 +96,7 @@ bool submission_lane::maybe_nonempty() const noexcept {
 std::size_t submission_lane::backlog() const noexcept {
   std::size_t n = 0;
   // Rings stay allocated until free_rings(), so following the links is safe.
-  for (const injection_ring* r = head_.load(std::memory_order_acquire); r != nullptr;
+  for (const lane_ring* r = head_.load(std::memory_order_acquire); r != nullptr;
        r = r->successor.load(std::memory_order_acquire)) {
     n += r->backlog();
   }

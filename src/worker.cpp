@@ -84,8 +84,7 @@ void pool_core::run_timed(worker& w, job* j) noexcept {
 }
 
 bool pool_core::wait_until(completion_latch& latch, deadline_t deadline) noexcept {
-  worker* w = current_worker;
-  if (w != nullptr && w->pool == this) {
+  if (worker* w = current_worker_of(this)) {
     return help_until(*w, latch, deadline);
   }
   return wait_foreign(latch, deadline);

@@ -91,10 +91,10 @@ TEST(async_mutex, thousands_of_contending_coroutines) {
 
 namespace {
 
-// Waits (bounded) until p has n parked coroutines.
+// Waits (bounded) until p has n waiting coroutines.
 bool parked_soon(fjord::pool& p, std::int64_t n) {
   for (int i = 0; i < 10000; ++i) {
-    if (p.core().parked_coroutines() == n) {
+    if (fjord::detail::pool_access::core(p).waiting_coroutines() == n) {
       return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -76,10 +76,11 @@ TEST(async_semaphore, release_hands_over_without_barging_and_the_waiter_resumes_
       resumed_on = fjord::current_pool();
     }());
   });
-  for (int i = 0; i < 10000 && home.core().parked_coroutines() != 1; ++i) {
+  for (int i = 0; i < 10000 && fjord::detail::pool_access::core(home).waiting_coroutines() != 1;
+       ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  ASSERT_EQ(home.core().parked_coroutines(), 1);
+  ASSERT_EQ(fjord::detail::pool_access::core(home).waiting_coroutines(), 1);
   s.release();                    // from a thread outside any pool
   EXPECT_FALSE(s.try_acquire());  // the unit went to the waiter
   waiter.join();
@@ -117,10 +118,11 @@ TEST(async_semaphore, a_stop_request_ends_the_wait_with_an_empty_permit) {
       outcome = permit ? 1 : 0;
     }());
   });
-  for (int i = 0; i < 10000 && home.core().parked_coroutines() != 1; ++i) {
+  for (int i = 0; i < 10000 && fjord::detail::pool_access::core(home).waiting_coroutines() != 1;
+       ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  ASSERT_EQ(home.core().parked_coroutines(), 1);
+  ASSERT_EQ(fjord::detail::pool_access::core(home).waiting_coroutines(), 1);
   stop.request_stop();
   waiter.join();
   EXPECT_EQ(outcome.load(), 0);

@@ -66,7 +66,7 @@ TEST(block_in_place, a_blocked_worker_is_replaced_so_later_jobs_run) {
 TEST(block_in_place, returns_the_result_and_does_nothing_special_off_a_pool) {
   EXPECT_EQ(fjord::block_in_place([] { return 7; }), 7);
   fjord::pool p(fjord::pool_options{.workers = 1});
-  EXPECT_EQ(p.invoke([] { return fjord::block_in_place([] { return 8; }); }), 8);
+  EXPECT_EQ(p.call([] { return fjord::block_in_place([] { return 8; }); }), 8);
 }
 
 TEST(block_in_place, many_jobs_that_sync_wait_a_sleep_do_not_nest_on_one_stack) {
@@ -119,7 +119,7 @@ TEST(block_in_place, joins_nested_across_two_one_worker_pools_finish) {
   auto f = [] { return 1; };
   auto g = [] { return 2; };
   auto h = [] { return 3; };
-  const int r = a.invoke([&] {
+  const int r = a.call([&] {
     return fjord::join(
                b, [&] { return fjord::join(a, f, g).first; }, h)
         .first;
@@ -140,7 +140,7 @@ TEST(block_in_place, task_groups_nested_across_pools_finish) {
   fjord::pool a(fjord::pool_options{.workers = 1});
   fjord::pool b(fjord::pool_options{.workers = 1});
   std::atomic<int> ran{0};
-  a.invoke([&] {
+  a.call([&] {
     fjord::task_group on_b(b);
     for (int i = 0; i < 4; ++i) {
       on_b.run([&] {
@@ -198,7 +198,7 @@ TEST(block_in_place, nested_joins_use_only_the_stack_they_need) {
     }
   };
   fjord::pool p(fjord::pool_options{.workers = 1});
-  EXPECT_EQ(p.invoke([] { return nest::down(depth); }), depth);
+  EXPECT_EQ(p.call([] { return nest::down(depth); }), depth);
 }
 
 TEST(block_in_place, a_worker_stack_overflow_is_reported_as_such) {
@@ -213,7 +213,7 @@ TEST(block_in_place, a_worker_stack_overflow_is_reported_as_such) {
             return n == 0 ? frame[0] : down(n - 1) + frame[0];
           }
         };
-        p.invoke([] { return deep::down(1 << 30); });
+        p.call([] { return deep::down(1 << 30); });
       },
       "stack.overflow");
 }
@@ -221,7 +221,7 @@ TEST(block_in_place, a_worker_stack_overflow_is_reported_as_such) {
 TEST(block_in_place, spares_are_reused_across_blocking_episodes) {
   fjord::pool p(fjord::pool_options{.workers = 1});
   for (int i = 0; i < 50; ++i) {
-    p.invoke([] { fjord::block_in_place([] { std::this_thread::sleep_for(200us); }); });
+    p.call([] { fjord::block_in_place([] { std::this_thread::sleep_for(200us); }); });
   }
   // The worker and one spare, retired and woken again each time.
   EXPECT_LE(p.stats().workers.size(), 2u);
@@ -230,7 +230,7 @@ TEST(block_in_place, spares_are_reused_across_blocking_episodes) {
 TEST(block_in_place, no_spare_threads_when_compensation_is_off) {
   fjord::pool p(fjord::pool_options{.workers = 1, .max_spare_threads = 0});
   std::atomic<int> ran{0};
-  p.invoke([&] { fjord::block_in_place([&] { ran = 1; }); });
+  p.call([&] { fjord::block_in_place([&] { ran = 1; }); });
   EXPECT_EQ(ran.load(), 1);
   EXPECT_EQ(p.stats().workers.size(), 1u);
 }
@@ -293,7 +293,7 @@ TEST(block_in_place, a_worker_deep_in_its_stack_blocks_instead_of_helping) {
   EXPECT_EQ(ran_inside_wait.load(), 0);
 }
 
-TEST(block_in_place, destroying_a_pool_waits_for_a_parked_coroutine) {
+TEST(block_in_place, destroying_a_pool_waits_for_a_waiting_coroutine) {
   fjord::async_latch gate(1);
   std::atomic<bool> resumed{false};
   std::atomic<bool> destroyed{false};
@@ -305,13 +305,14 @@ TEST(block_in_place, destroying_a_pool_waits_for_a_parked_coroutine) {
   auto p = std::make_unique<fjord::pool>(fjord::pool_options{.workers = 1});
   fjord::spawn(*p, body());
   expect_within(
-      10s, [&] { return p->core().parked_coroutines() == 1; }, "the coroutine parked");
+      10s, [&] { return fjord::detail::pool_access::core(*p).waiting_coroutines() == 1; },
+      "the coroutine waiting");
   std::thread destroyer([&] {
     p.reset();
     destroyed = true;
   });
   std::this_thread::sleep_for(30ms);
-  EXPECT_FALSE(destroyed.load());  // still waiting for the parked coroutine
+  EXPECT_FALSE(destroyed.load());  // still waiting for the waiting coroutine
   gate.count_down();               // wakes it from outside, during the drain
   destroyer.join();
   EXPECT_TRUE(resumed.load());
@@ -322,7 +323,7 @@ TEST(block_in_place, destroying_a_pool_from_a_job_of_another_hands_over_the_work
   // to run first: a's worker, waiting in ~pool, must let a spare run it.
   fjord::pool a(fjord::pool_options{.workers = 1});
   std::atomic<bool> done{false};
-  a.invoke([&] {
+  a.call([&] {
     auto b = std::make_unique<fjord::pool>(fjord::pool_options{.workers = 1});
     b->post([&] {
       std::atomic<bool> ran_on_a{false};

@@ -168,7 +168,7 @@ TEST(default_pool, std_exit_from_a_job_of_a_static_pool_keeps_its_status) {
   EXPECT_EXIT(
       {
         static fjord::pool p(fjord::pool_options{.workers = 2});
-        p.invoke([] { std::exit(4); });
+        p.call([] { std::exit(4); });
       },
       ::testing::ExitedWithCode(4), "");
 }

@@ -110,15 +110,15 @@ TEST(fork, a_pool_made_before_the_fork_refuses_work_in_the_child) {
 TEST(fork, a_stop_request_in_the_child_leaves_a_sleep_armed_in_the_parent_alone) {
   fjord::pool p(fjord::pool_options{.workers = 1});
   std::stop_source stop;
-  std::atomic<bool> parked{false};
+  std::atomic<bool> waiting{false};
   auto sleeper = [&]() -> fjord::task<fjord::sleep_status> {
     co_await p.schedule();
-    parked = true;
+    waiting = true;
     co_return co_await fjord::sleep_for(std::chrono::hours(1), stop.get_token());
   };
   std::thread waiter(
       [&] { EXPECT_EQ(fjord::sync_wait(sleeper()), fjord::sleep_status::canceled); });
-  while (!parked.load() || p.core().parked_coroutines() != 1) {
+  while (!waiting.load() || fjord::detail::pool_access::core(p).waiting_coroutines() != 1) {
     std::this_thread::sleep_for(1ms);
   }
   // The child's timer service is new and knows nothing of the entry.
@@ -133,6 +133,6 @@ TEST(fork, a_stop_request_in_the_child_leaves_a_sleep_armed_in_the_parent_alone)
 
 TEST(fork, forking_from_a_job_leaves_a_usable_child) {
   fjord::pool p(fjord::pool_options{.workers = 2});
-  const int status = p.invoke([] { return in_child([] { return fib(12) == 144 ? 0 : 1; }); });
+  const int status = p.call([] { return in_child([] { return fib(12) == 144 ? 0 : 1; }); });
   EXPECT_EQ(status, 0);
 }

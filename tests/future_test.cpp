@@ -77,7 +77,7 @@ TEST(future, outlives_its_pool) {
 TEST(future, waiting_inside_a_worker_helps) {
   // One worker: waiting on a future of the same pool must run it, not block.
   fjord::pool p(fjord::pool_options{.workers = 1});
-  const int r = p.invoke([&] {
+  const int r = p.call([&] {
     auto inner = p.submit([] { return 21; });
     return inner.get() * 2;
   });
@@ -88,7 +88,7 @@ TEST(future, timed_wait_inside_a_worker_helps) {
   // One worker: the job sits on the waiting worker's own deque; a timed
   // wait that only slept would time out forever.
   fjord::pool p(fjord::pool_options{.workers = 1});
-  const int r = p.invoke([&] {
+  const int r = p.call([&] {
     auto inner = p.submit([] { return 5; });
     int spins = 0;
     while (inner.wait_for(1ms) == std::future_status::timeout) {
@@ -102,7 +102,7 @@ TEST(future, timed_wait_inside_a_worker_helps) {
 TEST(future, wait_until_the_end_of_time_inside_a_worker) {
   // time_point::max() means no deadline, not an overflow into the past.
   fjord::pool p(fjord::pool_options{.workers = 1});
-  const auto status = p.invoke([&] {
+  const auto status = p.call([&] {
     auto inner = p.submit([] { return 1; });
     return inner.wait_until(std::chrono::steady_clock::time_point::max());
   });
@@ -124,7 +124,7 @@ TEST(future, timed_wait_inside_a_worker_times_out) {
   while (!started.load()) {
     std::this_thread::yield();
   }
-  const auto status = p.invoke([&] {
+  const auto status = p.call([&] {
     // From a worker of the same pool, the job running elsewhere: times out.
     return slow.wait_for(2ms);
   });

@@ -34,7 +34,7 @@ TEST(invoke, all_void_returns_void) {
 TEST(invoke, first_exception_in_argument_order_wins) {
   fjord::pool p(fjord::pool_options{.workers = 2});
   try {
-    p.invoke([] {
+    p.call([] {
       fjord::invoke([] {}, [] { throw std::runtime_error("second"); },
                     [] { throw std::logic_error("third"); });
     });

@@ -1,4 +1,5 @@
 #include "fjord/join.hpp"
+#include "support/pool_fixture.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +10,9 @@
 #include <thread>
 
 namespace {
+
+// Runs on pools of 1, 2 and 4 workers and checks that nothing is left behind.
+class join_on_pools : public fjord_test::pool_fixture {};
 
 long fib(fjord::pool& p, int n);
 
@@ -22,7 +26,7 @@ long fib_on_worker(int n) {
 }
 
 long fib(fjord::pool& p, int n) {
-  return p.invoke([&] { return fib_on_worker(n); });
+  return p.call([&] { return fib_on_worker(n); });
 }
 
 TEST(join, returns_both_results) {
@@ -64,10 +68,10 @@ TEST(join, from_outside_uses_default_pool) {
   EXPECT_EQ(fib_on_worker(18), 2584);
 }
 
-TEST(join, exception_from_a_reaches_caller_after_b_finished) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(join_on_pools, exception_from_a_reaches_caller_after_b_finished) {
+  fjord::pool& p = pool();
   std::atomic<bool> b_done{false};
-  EXPECT_THROW(p.invoke([&] {
+  EXPECT_THROW(p.call([&] {
     fjord::join([] { throw std::runtime_error("a"); },
                 [&] {
                   std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -78,20 +82,20 @@ TEST(join, exception_from_a_reaches_caller_after_b_finished) {
   EXPECT_TRUE(b_done.load());
 }
 
-TEST(join, exception_from_b_reaches_caller) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(join_on_pools, exception_from_b_reaches_caller) {
+  fjord::pool& p = pool();
   try {
-    p.invoke([&] { fjord::join([] {}, [] { throw std::logic_error("b"); }); });
+    p.call([&] { fjord::join([] {}, [] { throw std::logic_error("b"); }); });
     FAIL() << "no exception";
   } catch (const std::logic_error& e) {
     EXPECT_STREQ(e.what(), "b");
   }
 }
 
-TEST(join, when_both_throw_first_wins_and_second_is_counted) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(join_on_pools, when_both_throw_first_wins_and_second_is_counted) {
+  fjord::pool& p = pool();
   try {
-    p.invoke([&] {
+    p.call([&] {
       fjord::join([] { throw std::runtime_error("a"); }, [] { throw std::logic_error("b"); });
     });
     FAIL() << "no exception";
@@ -101,8 +105,8 @@ TEST(join, when_both_throw_first_wins_and_second_is_counted) {
   EXPECT_EQ(p.stats().suppressed_exceptions, 1u);
 }
 
-TEST(join, on_explicit_pool_runs_there) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(join_on_pools, on_explicit_pool_runs_there) {
+  fjord::pool& p = pool();
   auto [a, b] = fjord::join(
       p, [&] { return p.owns_current_thread(); }, [&] { return p.owns_current_thread(); });
   EXPECT_TRUE(a);
@@ -114,7 +118,7 @@ TEST(join, both_sides_run_in_parallel_when_b_blocks_for_a) {
   // is stolen and runs concurrently with a.
   fjord::pool p(fjord::pool_options{.workers = 2});
   std::atomic<bool> b_started{false};
-  p.invoke([&] {
+  p.call([&] {
     fjord::join(
         [&] {
           while (!b_started.load()) {
@@ -145,6 +149,9 @@ struct throws_when_moved {
   bool armed;
 };
 
+INSTANTIATE_TEST_SUITE_P(workers, join_on_pools, fjord_test::worker_counts,
+                         fjord_test::worker_count_name);
+
 }  // namespace
 
 TEST(join, b_runs_even_when_moving_as_result_throws) {
@@ -152,7 +159,7 @@ TEST(join, b_runs_even_when_moving_as_result_throws) {
   // taking a's result out of its slot.
   fjord::pool p(fjord::pool_options{.workers = 1});
   std::atomic<bool> b_ran{false};
-  p.invoke([&] {
+  p.call([&] {
     EXPECT_THROW(fjord::join([] { return throws_when_moved(true); }, [&] { b_ran = true; }),
                  std::runtime_error);
   });

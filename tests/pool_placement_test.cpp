@@ -82,7 +82,7 @@ TEST(pool_placement, workers_default_to_one_per_listed_cpu_and_run_there) {
   const unsigned first = allowed_cpus().front();
   fjord::pool p(fjord::pool_options{.cpus = std::vector<unsigned>{first}});
   EXPECT_EQ(p.size(), 1u);
-  EXPECT_EQ(p.invoke([] { return this_thread_cpus(); }), std::vector<unsigned>{first});
+  EXPECT_EQ(p.call([] { return this_thread_cpus(); }), std::vector<unsigned>{first});
 }
 
 TEST(pool_placement, pin_each_worker_gives_worker_i_the_ith_cpu_alone) {
@@ -106,7 +106,7 @@ TEST(pool_placement, without_pinning_every_thread_gets_the_whole_list) {
   const std::vector<unsigned> cpus = allowed_cpus();
   fjord::pool p(fjord::pool_options{.workers = 3, .cpus = cpus});
   EXPECT_EQ(p.size(), 3u);
-  EXPECT_EQ(p.invoke([] { return this_thread_cpus(); }), cpus);
+  EXPECT_EQ(p.call([] { return this_thread_cpus(); }), cpus);
 }
 
 thread_local int hook_state = 0;
@@ -157,7 +157,7 @@ TEST(pool_hooks, spare_threads_run_them_with_indexes_past_the_workers) {
                                       }});
     // The worker blocks; a spare runs the job posted meanwhile.
     std::atomic<bool> ran{false};
-    p.invoke([&] {
+    p.call([&] {
       p.post([&] { ran = true; });
       fjord::block_in_place([&] {
         while (!ran.load()) {
@@ -178,7 +178,7 @@ TEST(pool_hooks, an_exception_from_a_hook_goes_to_the_handler) {
         .on_thread_start = [](std::size_t) { throw std::runtime_error("start"); },
         .on_thread_stop = [](std::size_t) { throw std::runtime_error("stop"); },
         .unhandled_exception_handler = [&](std::exception_ptr) { handled.fetch_add(1); }});
-    EXPECT_EQ(p.invoke([] { return 5; }), 5);  // the pool still works
+    EXPECT_EQ(p.call([] { return 5; }), 5);  // the pool still works
   }
   EXPECT_EQ(handled.load(), 4);
 }

@@ -111,9 +111,9 @@ TEST(wait_idle, many_threads_posting_and_waiting_each_see_their_own_jobs_done) {
 
 TEST(wait_idle, on_a_worker_of_the_pool_throws_logic_error) {
   fjord::pool p(fjord::pool_options{.workers = 2});
-  EXPECT_THROW(p.invoke([&p] { p.wait_idle(); }), std::logic_error);
+  EXPECT_THROW(p.call([&p] { p.wait_idle(); }), std::logic_error);
   try {
-    p.invoke([&p] { p.wait_idle(); });
+    p.call([&p] { p.wait_idle(); });
   } catch (const std::logic_error& e) {
     EXPECT_NE(std::string(e.what()).find("wait for itself"), std::string::npos) << e.what();
   }
@@ -123,7 +123,7 @@ TEST(wait_idle, from_a_worker_of_another_pool) {
   fjord::pool a(fjord::pool_options{.workers = 1});
   fjord::pool b(fjord::pool_options{.workers = 1});
   std::atomic<int> ran{0};
-  a.invoke([&] {
+  a.call([&] {
     for (int i = 0; i < 100; ++i) {
       b.post([&ran] { ran.fetch_add(1); });
     }
@@ -190,7 +190,7 @@ TEST(close, from_a_worker_of_the_pool_refuses_work_and_the_destructor_drains) {
   {
     fjord::pool p(fjord::pool_options{.workers = 2});
     std::atomic<bool> refused{false};
-    p.invoke([&] {
+    p.call([&] {
       p.close();
       // Its own workers may still post (a draining job may fork)...
       p.post([&ran] { ran.fetch_add(1); });
@@ -271,7 +271,7 @@ TEST(pause, waiting_for_idle_while_paused_waits_for_resume) {
 TEST(pause, a_job_may_pause_its_own_pool) {
   fjord::pool p(fjord::pool_options{.workers = 2});
   std::atomic<int> ran{0};
-  p.invoke([&] { p.pause(); });
+  p.call([&] { p.pause(); });
   p.post([&ran] { ran.fetch_add(1); });
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(ran.load(), 0);

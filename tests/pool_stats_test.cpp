@@ -29,7 +29,7 @@ TEST(pool_stats, time_accounts_cover_the_workers_lives) {
     EXPECT_GE(w.parked + w.searching + w.busy, 40ms);
     EXPECT_GT(w.parked, w.busy) << "an idle worker is parked, not busy";
   }
-  pool.invoke([] { std::this_thread::sleep_for(30ms); });  // one worker busy
+  pool.call([] { std::this_thread::sleep_for(30ms); });  // one worker busy
   const auto after = pool.stats().total();
   EXPECT_GE(after.busy, 30ms);
   EXPECT_GT(after.utilisation(), 0.0);
@@ -198,7 +198,7 @@ TEST(pool_stats, prometheus_exposition_is_well_formed) {
 
 TEST(pool_stats, summary_line_is_one_line) {
   fjord::pool pool(fjord::pool_options{.workers = 2});
-  pool.invoke([] {});
+  pool.call([] {});
   const std::string line = fjord::summary_line(pool.stats(), "p");
   EXPECT_EQ(line.find('\n'), std::string::npos);
   EXPECT_EQ(line.rfind("fjord: pool \"p\": 2 threads, ", 0), 0u) << line;

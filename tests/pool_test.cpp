@@ -17,8 +17,12 @@
 #include "fjord/spawn.hpp"
 #include "fjord/task.hpp"
 #include "fjord/task_group.hpp"
+#include "support/pool_fixture.hpp"
 
 namespace {
+
+// Runs on pools of 1, 2 and 4 workers and checks that nothing is left behind.
+class pool_on_pools : public fjord_test::pool_fixture {};
 
 using namespace std::chrono_literals;
 
@@ -74,7 +78,7 @@ TEST(pool, spawn_while_the_pool_is_being_destroyed_throws_shutdown_error) {
   job_started.wait();
   fjord::pool* raw = p.get();
   std::thread destroyer([&] { p.reset(); });  // waits for the job
-  while (!raw->core().is_shut_down()) {
+  while (!fjord::detail::pool_access::core(*raw).is_shut_down()) {
     std::this_thread::yield();
   }
   EXPECT_THROW(fjord::spawn(*raw, []() -> fjord::task<void> { co_return; }()),
@@ -224,23 +228,34 @@ TEST(pool, lvalue_callables_are_copied) {
   EXPECT_EQ(n.load(), 4);
 }
 
-TEST(pool, invoke_returns_value_and_runs_on_worker) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
-  EXPECT_EQ(p.invoke([&] { return p.owns_current_thread() ? 1 : 0; }), 1);
+TEST_P(pool_on_pools, call_returns_value_and_runs_on_worker) {
+  fjord::pool& p = pool();
+  EXPECT_EQ(p.call([&] { return p.owns_current_thread() ? 1 : 0; }), 1);
   EXPECT_FALSE(p.owns_current_thread());
-  EXPECT_THROW(p.invoke([]() -> int { throw std::out_of_range("x"); }), std::out_of_range);
+  EXPECT_THROW(p.call([]() -> int { throw std::out_of_range("x"); }), std::out_of_range);
 }
 
-TEST(pool, invoke_across_pools) {
+// As the README says: what call() starts (here a join) runs on that pool.
+TEST_P(pool_on_pools, call_runs_the_joins_it_starts_on_that_pool) {
+  fjord::pool& p = pool();
+  const auto [a, b] = p.call([&] {
+    return fjord::join([&] { return p.owns_current_thread(); },
+                       [&] { return p.owns_current_thread(); });
+  });
+  EXPECT_TRUE(a);
+  EXPECT_TRUE(b);
+}
+
+TEST(pool, call_across_pools) {
   fjord::pool a(fjord::pool_options{.workers = 1});
   fjord::pool b(fjord::pool_options{.workers = 1});
-  const int r = a.invoke([&] { return b.invoke([&] { return b.owns_current_thread() ? 5 : 0; }); });
+  const int r = a.call([&] { return b.call([&] { return b.owns_current_thread() ? 5 : 0; }); });
   EXPECT_EQ(r, 5);
 }
 
 TEST(pool, idle_pool_parks_its_workers) {
   fjord::pool p(fjord::pool_options{.workers = 2, .spin_budget = 10us});
-  p.invoke([] {});
+  p.call([] {});
   std::this_thread::sleep_for(50ms);
   const auto before = p.stats().total();
   std::this_thread::sleep_for(50ms);
@@ -256,7 +271,7 @@ TEST(pool, counters_count) {
   for (int i = 0; i < 100; ++i) {
     p.post([&] { ran.fetch_add(1); });
   }
-  p.invoke([] {});
+  p.call([] {});
   // Posts have no order: wait for them (bounded), not for a fixed time. A
   // job's counter is bumped before it runs, so it shows by then.
   const auto give_up = std::chrono::steady_clock::now() + 60s;
@@ -276,7 +291,7 @@ TEST(pool, pools_created_and_destroyed_in_a_loop) {
     std::atomic<int> n{0};
     p.post([&] { n.fetch_add(1); });
     if (i % 2 == 0) {
-      EXPECT_EQ(p.invoke([&] { return 1; }), 1);
+      EXPECT_EQ(p.call([&] { return 1; }), 1);
     }
   }
   SUCCEED();
@@ -311,7 +326,7 @@ TEST(pool, posts_from_more_threads_than_lanes_run_once) {
     for (auto& t : posters) {
       t.join();
     }
-    EXPECT_LE(p.core().lane_count(), std::size_t{64});
+    EXPECT_LE(fjord::detail::pool_access::core(p).lane_count(), std::size_t{64});
   }
   for (auto& r : runs) {
     ASSERT_EQ(r.load(), 1);
@@ -331,7 +346,7 @@ TEST(pool, lanes_of_finished_threads_are_reused) {
       });
       t.join();
     }
-    EXPECT_EQ(p.core().lane_count(), 1u);
+    EXPECT_EQ(fjord::detail::pool_access::core(p).lane_count(), 1u);
   }
   EXPECT_EQ(ran.load(), 100 * 50);
 }
@@ -433,12 +448,15 @@ TEST(pool, posting_from_a_callables_copy_constructor) {
 
 TEST(pool, thread_names) {
   fjord::pool p(fjord::pool_options{.workers = 1, .name = "myname"});
-  const std::string name = p.invoke([] {
+  const std::string name = p.call([] {
     char buf[32] = {};
     pthread_getname_np(pthread_self(), buf, sizeof(buf));
     return std::string(buf);
   });
   EXPECT_EQ(name, "myname-0");
 }
+
+INSTANTIATE_TEST_SUITE_P(workers, pool_on_pools, fjord_test::worker_counts,
+                         fjord_test::worker_count_name);
 
 }  // namespace

@@ -102,7 +102,7 @@ TEST(stress, random_fork_trees_run_every_node_exactly_once) {
     for (int round = 0; round < 5 * scale(); ++round) {
       const std::uint64_t seed = static_cast<std::uint64_t>(round) * 7919 + workers;
       const subtree expected = walk_tree<false>(seed, 14);
-      const subtree got = p.invoke([&] { return walk_tree<true>(seed, 14); });
+      const subtree got = p.call([&] { return walk_tree<true>(seed, 14); });
       ASSERT_EQ(got.nodes, expected.nodes) << "seed " << seed;
       ASSERT_EQ(got.sum, expected.sum) << "seed " << seed;
     }
@@ -120,7 +120,7 @@ long count_nodes(int depth) {
 
 TEST(stress, deep_balanced_join_tree) {
   fjord::pool p(fjord::pool_options{.workers = 3});
-  EXPECT_EQ(p.invoke([] { return count_nodes(17); }), (1L << 18) - 1);
+  EXPECT_EQ(p.call([] { return count_nodes(17); }), (1L << 18) - 1);
 }
 
 TEST(stress, unbalanced_chain_of_joins_spreads) {
@@ -141,7 +141,7 @@ TEST(stress, unbalanced_chain_of_joins_spreads) {
                   sum.fetch_add(local);
                 });
   };
-  p.invoke([&] { chain(3000); });
+  p.call([&] { chain(3000); });
   long per_leaf = 0;
   for (int i = 0; i < 2000; ++i) {
     per_leaf += i % 7;
@@ -174,7 +174,7 @@ TEST(stress, exceptions_from_random_nodes) {
     };
     bool threw = false;
     try {
-      p.invoke([&] { return walk(10, static_cast<unsigned>(round)); });
+      p.call([&] { return walk(10, static_cast<unsigned>(round)); });
     } catch (const std::runtime_error&) {
       threw = true;
     }

@@ -14,13 +14,17 @@
 #include <vector>
 
 #include "fjord/join.hpp"
+#include "support/pool_fixture.hpp"
 
 namespace {
 
+// Runs on pools of 1, 2 and 4 workers and checks that nothing is left behind.
+class task_group_on_pools : public fjord_test::pool_fixture {};
+
 using namespace std::chrono_literals;
 
-TEST(task_group, runs_all_children) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(task_group_on_pools, runs_all_children) {
+  fjord::pool& p = pool();
   fjord::task_group g(p);
   std::atomic<int> n{0};
   for (int i = 0; i < 1000; ++i) {
@@ -30,8 +34,8 @@ TEST(task_group, runs_all_children) {
   EXPECT_EQ(n.load(), 1000);
 }
 
-TEST(task_group, reusable_after_wait) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(task_group_on_pools, reusable_after_wait) {
+  fjord::pool& p = pool();
   fjord::task_group g(p);
   std::atomic<int> n{0};
   for (int round = 0; round < 10; ++round) {
@@ -45,7 +49,7 @@ TEST(task_group, reusable_after_wait) {
 
 TEST(task_group, inside_a_worker_uses_that_pool_and_helps) {
   fjord::pool p(fjord::pool_options{.workers = 1});
-  const int n = p.invoke([&] {
+  const int n = p.call([&] {
     fjord::task_group g;  // the calling worker's pool
     std::atomic<int> c{0};
     for (int i = 0; i < 100; ++i) {
@@ -57,10 +61,10 @@ TEST(task_group, inside_a_worker_uses_that_pool_and_helps) {
   EXPECT_EQ(n, 100);
 }
 
-TEST(task_group, nested_groups) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(task_group_on_pools, nested_groups) {
+  fjord::pool& p = pool();
   std::atomic<int> leaves{0};
-  p.invoke([&] {
+  p.call([&] {
     fjord::task_group outer;
     for (int i = 0; i < 20; ++i) {
       outer.run([&] {
@@ -76,8 +80,8 @@ TEST(task_group, nested_groups) {
   EXPECT_EQ(leaves.load(), 400);
 }
 
-TEST(task_group, first_exception_rethrown_others_counted) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(task_group_on_pools, first_exception_rethrown_others_counted) {
+  fjord::pool& p = pool();
   fjord::task_group g(p);
   for (int i = 0; i < 10; ++i) {
     g.run([] { throw std::runtime_error("child"); });
@@ -166,14 +170,14 @@ TEST(task_group, destructor_waits_for_running_children) {
 
 TEST(task_group, children_come_from_the_worker_heap) {
   fjord::pool p(fjord::pool_options{.workers = 1});
-  p.invoke([&] {
+  p.call([&] {
     fjord::task_group g;
     for (int i = 0; i < 1000; ++i) {
       g.run([] {});
     }
     g.wait();
   });
-  EXPECT_EQ(p.core().live_heap_blocks(), 0);
+  EXPECT_EQ(fjord::detail::pool_access::core(p).live_heap_blocks(), 0);
 }
 
 TEST(task_group_wait_for, a_timeout_cancels_nothing) {
@@ -217,7 +221,7 @@ TEST(task_group_wait_for, rethrows_when_done_in_time_and_reports_cancellation) {
 
 TEST(task_group_wait_for, on_a_worker_helps_until_the_deadline) {
   fjord::pool p(fjord::pool_options{.workers = 2});
-  p.invoke([&] {
+  p.call([&] {
     fjord::task_group g(p);
     std::atomic<int> ran{0};
     for (int i = 0; i < 100; ++i) {
@@ -386,5 +390,8 @@ TEST(task_group_on_finish, a_move_only_callback) {
   EXPECT_EQ(result.get(), fjord::task_group_status::complete);
   g.wait();
 }
+
+INSTANTIATE_TEST_SUITE_P(workers, task_group_on_pools, fjord_test::worker_counts,
+                         fjord_test::worker_count_name);
 
 }  // namespace

@@ -136,9 +136,10 @@ TEST(task, every_frame_is_freed) {
 
 // A coroutine resumed with a plain resume() from inside another task's body
 // (a user-written event, say) must still hand its completion to its awaiter,
-// also in builds that transfer through the trampoline (GCC -O0 and sanitizers).
-// (The awaiter refers to the event rather than being it: GCC 12 copies an
-// lvalue awaiter into the frame, so `co_await event` would park in the copy.)
+// also in builds whose transfers go through the bounce loop (GCC -O0 and
+// sanitizers; detail/transfer.hpp).
+// (The awaiter refers to the event rather than being it, as fjord's own
+// awaitables do: see docs/coroutines.md on awaiters GCC 12 copies.)
 struct manual_event {
   std::coroutine_handle<> waiter;
   struct awaiter {

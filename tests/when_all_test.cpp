@@ -13,9 +13,13 @@
 #include "fjord/sleep.hpp"
 #include "fjord/sync_wait.hpp"
 #include "support/lifetime_probe.hpp"
+#include "support/pool_fixture.hpp"
 #include "support/run_together.hpp"
 
 namespace {
+
+// Runs on pools of 1, 2 and 4 workers and checks that nothing is left behind.
+class when_all_on_pools : public fjord_test::pool_fixture {};
 
 using namespace std::chrono_literals;
 
@@ -133,8 +137,8 @@ TEST(when_all, off_a_pool_children_run_one_after_another_on_the_calling_thread) 
   EXPECT_EQ(elsewhere.load(), 0);
 }
 
-TEST(when_all, first_exception_in_order_after_all_finished) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(when_all_on_pools, first_exception_in_order_after_all_finished) {
+  fjord::pool& p = pool();
   std::atomic<int> finished{0};
   auto child = [&](int i) -> fjord::task<int> {
     co_await fjord::sleep_for(std::chrono::microseconds(100 * (10 - i)));
@@ -205,5 +209,8 @@ TEST(when_all, random_trees_count_every_leaf_once) {
   }
   EXPECT_EQ(fjord_test::lifetime_probe::live.load(), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(workers, when_all_on_pools, fjord_test::worker_counts,
+                         fjord_test::worker_count_name);
 
 }  // namespace

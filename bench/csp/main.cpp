@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
         c.close();
       }
       // Let every process end before the next round.
-      while (p.core().parked_coroutines() != 0) {
+      while (fjord::detail::pool_access::core(p).waiting_coroutines() != 0) {
         std::this_thread::yield();
       }
       return ms;
@@ -327,7 +327,7 @@ int main(int argc, char** argv) {
       for (long i = 0; i < n; ++i) {
         fjord::go(p, process, gate, std::ref(waiting), std::ref(released));
       }
-      while (waiting.load() != n || p.core().parked_coroutines() != n) {
+      while (waiting.load() != n || fjord::detail::pool_access::core(p).waiting_coroutines() != n) {
         std::this_thread::yield();
       }
       const long after = rss_kib();

@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   } else if (a.impl == "fjord") {
     fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
     bench::run_rounds(a, "ms", calls,
-                      timed([&] { return pool.invoke([&] { return fib_fjord(n); }); }));
+                      timed([&] { return pool.call([&] { return fib_fjord(n); }); }));
 #ifdef BENCH_HAVE_TBB
   } else if (a.impl == "onetbb") {
     tbb::global_control gc(tbb::global_control::max_allowed_parallelism, a.threads);

@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   } else if (a.impl == "fjord") {
     fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
     bench::run_rounds(a, "s/round", tasks,
-                      timed([&] { return pool.invoke([&] { return sum_fjord(0, n); }); }));
+                      timed([&] { return pool.call([&] { return sum_fjord(0, n); }); }));
 #ifdef BENCH_HAVE_TBB
   } else if (a.impl == "onetbb") {
     tbb::global_control gc(tbb::global_control::max_allowed_parallelism, a.threads);

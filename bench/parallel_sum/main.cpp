@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   } else if (a.impl == "fjord") {
     fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
     bench::run_rounds(a, "ms", leaves,
-                      timed([&] { return pool.invoke([&] { return sum_fjord(data, grain); }); }));
+                      timed([&] { return pool.call([&] { return sum_fjord(data, grain); }); }));
   } else if (a.impl == "fjord-reduce" || a.impl == "fjord-parallel_reduce") {
     // The algorithms: with --grain 0 (no grain) they split adaptively.
     fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});

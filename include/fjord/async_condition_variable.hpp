@@ -12,19 +12,20 @@
 
 namespace fjord {
 
-// A condition variable for coroutines, used with an async_mutex. wait()
-// releases the mutex and parks the coroutine in one step (a notify after the
-// release cannot be missed), then re-acquires the mutex before returning.
-// As with std::condition_variable, check the condition in a loop, or use
-// the predicate form.
+/// A condition variable for coroutines, used with an async_mutex. wait()
+/// releases the mutex and suspends the coroutine in one step (a notify after the
+/// release cannot be missed), then re-acquires the mutex before returning.
+/// As with std::condition_variable, check the condition in a loop, or use
+/// the predicate form.
 class async_condition_variable {
  public:
   async_condition_variable() = default;
   async_condition_variable(const async_condition_variable&) = delete;
   async_condition_variable& operator=(const async_condition_variable&) = delete;
 
+  /// Resumes the longest-waiting coroutine, if any.
   void notify_one() noexcept {
-    detail::parked_coroutine* w = nullptr;
+    detail::waiting_coroutine* w = nullptr;
     {
       std::lock_guard lock(guard_);
       w = waiters_.pop_front();
@@ -34,6 +35,7 @@ class async_condition_variable {
     }
   }
 
+  /// Resumes every waiting coroutine.
   void notify_all() noexcept {
     detail::waiter_list woken;
     {
@@ -43,12 +45,13 @@ class async_condition_variable {
     woken.wake_all();
   }
 
-  // Precondition: the calling coroutine holds m.
+  /// Precondition: the calling coroutine holds m.
   task<void> wait(async_mutex& m) {
-    co_await park_awaiter(*this, m);
+    co_await release_and_wait_awaiter(*this, m);
     co_await m.lock();
   }
 
+  /// Waits until pred() holds: checks it first, and again after every wake-up, holding m each time.
   template <class Predicate>
   task<void> wait(async_mutex& m, Predicate pred) {
     while (!pred()) {
@@ -57,9 +60,10 @@ class async_condition_variable {
   }
 
  private:
-  class park_awaiter {
+  class release_and_wait_awaiter {
    public:
-    park_awaiter(async_condition_variable& cv, async_mutex& m) noexcept : cv_(cv), mutex_(m) {}
+    release_and_wait_awaiter(async_condition_variable& cv, async_mutex& m) noexcept
+        : cv_(cv), mutex_(m) {}
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
       // Copies: once the waiter is listed it may be woken and its frame (with
@@ -70,7 +74,7 @@ class async_condition_variable {
       }
       {
         std::lock_guard lock(cv_.guard_);
-        waiter_.park(h);
+        waiter_.begin_wait(h);
         cv_.waiters_.push_back(waiter_);
       }
       if (!m.try_unlock()) {
@@ -86,10 +90,10 @@ class async_condition_variable {
    private:
     async_condition_variable& cv_;
     async_mutex& mutex_;
-    detail::parked_coroutine waiter_;
+    detail::waiting_coroutine waiter_;
   };
 
-  std::mutex guard_;  // never held across a suspension
+  std::mutex guard_;  ///< never held across a suspension
   detail::waiter_list waiters_;
 };
 

@@ -6,15 +6,16 @@
 #include <stdexcept>
 #include <string>
 
-#include "fjord/detail/parking_awaiter.hpp"
+#include "fjord/detail/primitive_awaiter.hpp"
 #include "fjord/detail/waiter_list.hpp"
 
 namespace fjord {
 
-// A single-use countdown for coroutines: wait() parks until the count reaches
-// zero; count_down() from any thread or coroutine.
+/// A single-use countdown for coroutines: wait() suspends until the count reaches
+/// zero; count_down() from any thread or coroutine.
 class async_latch {
  public:
+  /// Starts at count; throws std::invalid_argument, naming it, if it is negative.
   explicit async_latch(std::ptrdiff_t count) : count_(count) {
     if (count < 0) {
       throw std::invalid_argument("fjord::async_latch: count " + std::to_string(count) +
@@ -24,8 +25,8 @@ class async_latch {
   async_latch(const async_latch&) = delete;
   async_latch& operator=(const async_latch&) = delete;
 
-  // Throws std::invalid_argument if n is negative or larger than the count
-  // left (naming both).
+  /// Throws std::invalid_argument if n is negative or larger than the count
+  /// left (naming both).
   void count_down(std::ptrdiff_t n = 1) {
     detail::waiter_list woken;
     {
@@ -42,21 +43,23 @@ class async_latch {
     woken.wake_all();
   }
 
+  /// True once the count has reached zero (never suspends).
   bool try_wait() const noexcept {
     std::lock_guard lock(guard_);
     return count_ == 0;
   }
 
-  using wait_awaiter = detail::parking_awaiter<async_latch>;
+  /// What wait() returns; co_await it.
+  using wait_awaiter = detail::primitive_awaiter<async_latch>;
 
-  // co_await l.wait(): returns once the count is zero.
+  /// co_await l.wait(): returns once the count is zero.
   [[nodiscard]] wait_awaiter wait() noexcept { return wait_awaiter(*this); }
 
  private:
-  friend detail::parking_awaiter<async_latch>;
+  friend detail::primitive_awaiter<async_latch>;
   bool try_take_locked() const noexcept { return count_ == 0; }
 
-  mutable std::mutex guard_;  // never held across a suspension
+  mutable std::mutex guard_;  ///< never held across a suspension
   std::ptrdiff_t count_;
   detail::waiter_list waiters_;
 };

@@ -8,15 +8,15 @@
 
 namespace fjord {
 
-// Runs f() on the calling thread and returns its result. Called on a pool's
-// worker, it first gives up the worker's place: as soon as there is work
-// for it, a spare thread runs in its stead, so a blocking call in f (a
-// lock, a syscall, a std::latch, a wait on something outside fjord) leaves
-// the pool with its full number of running threads and cannot starve or
-// deadlock it; the spare retires once f returns. Jobs
-// the worker had pushed stay available to the others. On any other thread
-// it simply calls f(). (fjord's own blocking waits, sync_wait and waits on
-// another pool's work, do this by themselves.)
+/// Runs f() on the calling thread and returns its result. Called on a pool's
+/// worker, it first gives up the worker's place: as soon as there is work
+/// for it, a spare thread runs in its stead, so a blocking call in f (a
+/// lock, a syscall, a std::latch, a wait on something outside fjord) leaves
+/// the pool with its full number of running threads and cannot starve or
+/// deadlock it; the spare retires once f returns. Jobs
+/// the worker had pushed stay available to the others. On any other thread
+/// it simply calls f(). (fjord's own blocking waits, sync_wait and waits on
+/// another pool's work, do this by themselves.)
 template <class F>
 decltype(auto) block_in_place(F&& f) {
   const detail::blocking_section blocking;

@@ -30,11 +30,11 @@ class blocking_awaiter {
   bool await_ready() const noexcept { return false; }
 
   bool await_suspend(std::coroutine_handle<> h) {
-    waiter_.park(h);
+    waiter_.begin_wait(h);
     try {
       blocking_pool::instance().submit(&call_);
     } catch (...) {
-      waiter_.unpark_unsuspended();
+      waiter_.undo_begin_wait();
       throw;  // no blocking thread could be made: the co_await throws
     }
     return true;
@@ -60,36 +60,36 @@ class blocking_awaiter {
 
   F f_;
   result_slot<result_type> result_;
-  parked_coroutine waiter_;
+  waiting_coroutine waiter_;
   call call_{this};
 };
 
 }  // namespace detail
 
-// co_await fjord::blocking(f): runs f() on a thread of fjord's blocking
-// pool, apart from every pool's workers, and resumes the coroutine where it
-// was running (its pool, or its sync_wait thread) with f's result or
-// exception. For calls that block (file I/O, getaddrinfo, a legacy
-// library), so they never hold a worker. The pool makes a thread when a call
-// finds none idle, up to a limit (512 unless set_blocking_limits says
-// otherwise; beyond it calls queue), and an idle thread ends after its
-// keep-alive (10 s). A call cannot be canceled once it runs. From a job
-// that is not a coroutine, use fjord::block_in_place instead.
+/// co_await fjord::blocking(f): runs f() on a thread of fjord's blocking
+/// pool, apart from every pool's workers, and resumes the coroutine where it
+/// was running (its pool, or its sync_wait thread) with f's result or
+/// exception. For calls that block (file I/O, getaddrinfo, a legacy
+/// library), so they never hold a worker. The pool makes a thread when a call
+/// finds none idle, up to a limit (512 unless set_blocking_limits says
+/// otherwise; beyond it calls queue), and an idle thread ends after its
+/// keep-alive (10 s). A call cannot be canceled once it runs. From a job
+/// that is not a coroutine, use fjord::block_in_place instead.
 template <class F>
 [[nodiscard]] detail::blocking_awaiter<std::decay_t<F>> blocking(F&& f) {
   static_assert(std::is_invocable_v<std::decay_t<F>&>, "fjord::blocking needs a callable f()");
   return detail::blocking_awaiter<std::decay_t<F>>(std::forward<F>(f));
 }
 
-// The blocking pool's thread limit and idle keep-alive. Throws
-// std::invalid_argument naming the value for max_threads == 0 or a negative
-// keep_alive. Threads above a lowered limit end as they go idle; a raised
-// limit starts threads for calls already queued.
+/// The blocking pool's thread limit and idle keep-alive. Throws
+/// std::invalid_argument naming the value for max_threads == 0 or a negative
+/// keep_alive. Threads above a lowered limit end as they go idle; a raised
+/// limit starts threads for calls already queued.
 inline void set_blocking_limits(std::size_t max_threads, std::chrono::nanoseconds keep_alive) {
   detail::blocking_pool::instance().set_limits(max_threads, keep_alive);
 }
 
-// Threads the blocking pool has right now, busy or idle.
+/// Threads the blocking pool has right now, busy or idle.
 inline std::size_t blocking_threads() {
   return detail::blocking_pool::instance().threads();
 }

@@ -20,10 +20,11 @@
 
 namespace fjord {
 
-// channel<T>(fjord::unbounded): a channel whose sends never wait.
+/// channel<T>(fjord::unbounded): a channel whose sends never wait.
 struct unbounded_t {
   explicit unbounded_t() = default;
 };
+/// The tag that makes an unbounded channel.
 inline constexpr unbounded_t unbounded{};
 
 template <class T>
@@ -45,25 +46,25 @@ struct channel_access {
 };
 }  // namespace detail
 
-// A CSP channel with Go's semantics, for coroutines and threads alike.
-//
-// A channel<T> is a handle: copies share one channel (pass it to processes
-// by value, as in Go), and the channel lives until its last handle is gone;
-// values still buffered then are destroyed. A default-constructed handle is
-// null: operations on it throw std::logic_error, except in a select, where
-// a case on a null channel is never ready (Go's nil channel idiom).
-//
-// Capacity 0 is a rendezvous (a send waits for its receiver), N buffers up
-// to N values, fjord::unbounded never makes a send wait. close() ends it:
-// receives drain what is buffered, then report closed (an empty optional);
-// sends fail with fjord::channel_closed. Each value sent is received exactly
-// once, or destroyed with the channel, or (a failed send) with the sender's
-// operation. Waiters are served first come, first served, and a coroutine
-// that waits costs no thread: it is resumed where it ran (its pool, or the
-// thread in its sync_wait).
-//
-// T must be nothrow move-constructible (values move under the channel's
-// lock).
+/// A CSP channel with Go's semantics, for coroutines and threads alike.
+///
+/// A channel<T> is a handle: copies share one channel (pass it to processes
+/// by value, as in Go), and the channel lives until its last handle is gone;
+/// values still buffered then are destroyed. A default-constructed handle is
+/// null: operations on it throw std::logic_error, except in a select, where
+/// a case on a null channel is never ready (Go's nil channel idiom).
+///
+/// Capacity 0 is a rendezvous (a send waits for its receiver), N buffers up
+/// to N values, fjord::unbounded never makes a send wait. close() ends it:
+/// receives drain what is buffered, then report closed (an empty optional);
+/// sends fail with fjord::channel_closed. Each value sent is received exactly
+/// once, or destroyed with the channel, or (a failed send) with the sender's
+/// operation. Waiters are served first come, first served, and a coroutine
+/// that waits costs no thread: it is resumed where it ran (its pool, or the
+/// thread in its sync_wait).
+///
+/// T must be nothrow move-constructible (values move under the channel's
+/// lock).
 template <class T>
 class channel {
   static_assert(std::is_object_v<T> && !std::is_const_v<T> && !std::is_array_v<T>,
@@ -73,76 +74,83 @@ class channel {
   using state = detail::channel_state<T>;
 
  public:
+  /// The type of the values the channel carries.
   using value_type = T;
 
   // Operations are const: constness is the handle's, as for a pointer; the
   // channel is shared.
 
-  // A null handle.
+  /// A null handle.
   channel() noexcept = default;
-  // capacity 0: rendezvous; N: buffers up to N values (memory grows with
-  // what is buffered, not with N).
+  /// capacity 0: rendezvous; N: buffers up to N values (memory grows with
+  /// what is buffered, not with N).
   explicit channel(std::size_t capacity) : state_(new state(capacity)) {}
+  /// An unbounded channel: sends never wait (memory is the only limit).
   explicit channel(unbounded_t) : state_(new state(std::numeric_limits<std::size_t>::max())) {}
 
+  /// Copies share one channel (a handle, as in Go).
   channel(const channel& o) noexcept : state_(o.state_) {
     if (state_ != nullptr) {
       state_->retain();
     }
   }
+  /// Moves the handle; `o` becomes a null channel.
   channel(channel&& o) noexcept : state_(std::exchange(o.state_, nullptr)) {}
+  /// Makes this a handle to `o`'s channel.
   channel& operator=(channel o) noexcept {
     std::swap(state_, o.state_);
     return *this;
   }
   ~channel() { state::release(state_); }
 
-  // True unless null.
+  /// True unless null.
   explicit operator bool() const noexcept { return state_ != nullptr; }
-  // Same channel.
+  /// Same channel.
   friend bool operator==(const channel& a, const channel& b) noexcept {
     return a.state_ == b.state_;
   }
 
-  // The capacity given at construction (SIZE_MAX for unbounded).
+  /// The capacity given at construction (SIZE_MAX for unbounded).
   std::size_t capacity() const { return checked("capacity").capacity; }
-  // Values buffered now (a snapshot).
+  /// Values buffered now (a snapshot).
   std::size_t size() const {
     state& s = checked("size");
     std::lock_guard guard(s.lock);
     return s.buffer.size();
   }
+  /// Whether close() has been called (values may still be buffered). A null channel throws
+  /// std::logic_error.
   bool is_closed() const {
     state& s = checked("is_closed");
     std::lock_guard guard(s.lock);
     return s.closed;
   }
 
-  // Closes the channel; returns false if it was already closed (closing
-  // twice is harmless, unlike in Go). Waiting receivers get an empty
-  // optional, waiting senders channel_closed.
+  /// Closes the channel; returns false if it was already closed (closing
+  /// twice is harmless, unlike in Go). Waiting receivers get an empty
+  /// optional, waiting senders channel_closed.
   bool close() const { return checked("close").close(); }
 
   class send_awaiter;
   class receive_awaiter;
 
-  // co_await ch.send(v): delivers v to a receiver or the buffer, waiting
-  // (suspended) while there is no room. Throws fjord::channel_closed if the
-  // channel is or becomes closed first (v is then destroyed).
+  /// co_await ch.send(v): delivers v to a receiver or the buffer, waiting
+  /// (suspended) while there is no room. Throws fjord::channel_closed if the
+  /// channel is or becomes closed first (v is then destroyed).
   [[nodiscard]] send_awaiter send(T v) const {
     checked("send");
     return send_awaiter(*this, std::move(v));
   }
 
-  // co_await ch.receive(): the next value, waiting (suspended) for one;
-  // an empty optional once the channel is closed and drained.
+  /// co_await ch.receive(): the next value, waiting (suspended) for one;
+  /// an empty optional once the channel is closed and drained.
   [[nodiscard]] receive_awaiter receive() const {
     checked("receive");
     return receive_awaiter(*this);
   }
 
-  // The same for a plain thread, which blocks (on a worker, with a stand-in
-  // thread running in its place meanwhile).
+  /// The same for a plain thread, which blocks (on a worker, with a stand-in
+  /// thread running in its place meanwhile).
   void blocking_send(T v) const {
     state& s = checked("blocking_send");
     detail::channel_parker parker(true);
@@ -158,6 +166,8 @@ class channel {
       throw_closed("blocking_send");
     }
   }
+  /// Receives from a plain thread, blocking it until a value comes (std::nullopt once closed and
+  /// drained).
   std::optional<T> blocking_receive() const {
     state& s = checked("blocking_receive");
     detail::channel_parker parker(true);
@@ -171,20 +181,21 @@ class channel {
     return out;
   }
 
-  // Never wait. try_send moves from v only when it returns ok.
+  /// Never wait. try_send moves from v only when it returns ok.
   channel_status try_send(T&& v) const { return try_send_value(v); }
+  /// Sends a copy of v if that needs no waiting; otherwise reports why not (full or closed).
   channel_status try_send(const T& v) const {
     T copy(v);
     return try_send_value(copy);
   }
-  // The value, or nothing when none is ready (see the other form to tell
-  // an empty channel from a closed one).
+  /// The value, or nothing when none is ready (see the other form to tell
+  /// an empty channel from a closed one).
   std::optional<T> try_receive() const {
     std::optional<T> out;
     try_receive_into(out, "try_receive");
     return out;
   }
-  // ok (out assigned), empty or closed.
+  /// ok (out assigned), empty or closed.
   channel_status try_receive(T& out) const {
     std::optional<T> got;
     const channel_status s = try_receive_into(got, "try_receive");
@@ -194,10 +205,10 @@ class channel {
     return s;
   }
 
-  // Batch forms (libcsp's pushm / popm), each under one acquisition of the
-  // lock. try_send_n moves values from first, first + 1, ... while they can
-  // be sent now, and returns how many were (fewer than n when the channel
-  // fills up or is closed).
+  /// Batch forms (libcsp's pushm / popm), each under one acquisition of the
+  /// lock. try_send_n moves values from first, first + 1, ... while they can
+  /// be sent now, and returns how many were (fewer than n when the channel
+  /// fills up or is closed).
   template <detail::iterator_to<T> It>
   std::size_t try_send_n(It first, std::size_t n) const {
     state& s = checked("try_send_n");
@@ -213,7 +224,7 @@ class channel {
     }
     return sent;
   }
-  // Receives up to max values that are ready now into out; returns how many.
+  /// Receives up to max values that are ready now into out; returns how many.
   template <detail::output_iterator_for<T> Out>
   std::size_t try_receive_n(Out out, std::size_t max) const {
     state& s = checked("try_receive_n");
@@ -249,17 +260,17 @@ class channel {
     return received;
   }
 
-  // co_await ch.send_n(first, n): sends all n values, batching what fits
-  // and waiting when the channel is full. Throws channel_closed (having sent
-  // a prefix) if it is closed first.
+  /// co_await ch.send_n(first, n): sends all n values, batching what fits
+  /// and waiting when the channel is full. Throws channel_closed (having sent
+  /// a prefix) if it is closed first.
   template <detail::iterator_to<T> It>
   [[nodiscard]] task<> send_n(It first, std::size_t n) const {
     checked("send_n");
     return send_n_in(*this, first, n);  // the frame keeps its own handle
   }
-  // co_await ch.receive_n(out, max): waits for at least one value, then
-  // takes what else is ready, up to max; returns how many (0 once the
-  // channel is closed and drained, or for max == 0).
+  /// co_await ch.receive_n(out, max): waits for at least one value, then
+  /// takes what else is ready, up to max; returns how many (0 once the
+  /// channel is closed and drained, or for max == 0).
   template <detail::output_iterator_for<T> Out>
   [[nodiscard]] task<std::size_t> receive_n(Out out, std::size_t max) const {
     checked("receive_n");
@@ -321,16 +332,20 @@ class channel {
   state* state_ = nullptr;
 };
 
+/// What send(v) returns: co_await it to send.
 template <class T>
 class [[nodiscard]] channel<T>::send_awaiter {
  public:
+  /// Coroutine protocol: made by send().
   send_awaiter(const channel& c, T v) noexcept : state_(*c.state_), value_(std::move(v)) {
     waiter_.parker = &parker_;
   }
   send_awaiter(const send_awaiter&) = delete;
   send_awaiter& operator=(const send_awaiter&) = delete;
 
+  /// Coroutine protocol: always suspends (the send happens in await_suspend).
   bool await_ready() const noexcept { return false; }
+  /// Coroutine protocol: sends, or queues the coroutine until a receiver takes the value.
   bool await_suspend(std::coroutine_handle<> h) {
     status_ = state_.send_or_queue(value_, &waiter_);
     if (status_ != channel_status::full) {
@@ -339,6 +354,8 @@ class [[nodiscard]] channel<T>::send_awaiter {
     parker_.prepare(h);
     return parker_.finish_suspend();
   }
+  /// Coroutine protocol: throws fjord::channel_closed if the channel was closed before the value
+  /// was taken.
   void await_resume() const {
     if (status_ == channel_status::closed || waiter_.closed) {
       throw_closed("send");
@@ -353,16 +370,21 @@ class [[nodiscard]] channel<T>::send_awaiter {
   detail::channel_waiter waiter_;
 };
 
+/// What receive() returns: co_await it for a value, or std::nullopt once the channel is closed and
+/// drained.
 template <class T>
 class [[nodiscard]] channel<T>::receive_awaiter {
  public:
+  /// Coroutine protocol: made by receive().
   explicit receive_awaiter(const channel& c) noexcept : state_(*c.state_) {
     waiter_.parker = &parker_;
   }
   receive_awaiter(const receive_awaiter&) = delete;
   receive_awaiter& operator=(const receive_awaiter&) = delete;
 
+  /// Coroutine protocol: always suspends (the receive happens in await_suspend).
   bool await_ready() const noexcept { return false; }
+  /// Coroutine protocol: receives, or queues the coroutine until a sender or close() comes.
   bool await_suspend(std::coroutine_handle<> h) noexcept {
     if (state_.receive_or_queue(value_, &waiter_) != channel_status::empty) {
       return false;
@@ -370,6 +392,7 @@ class [[nodiscard]] channel<T>::receive_awaiter {
     parker_.prepare(h);
     return parker_.finish_suspend();
   }
+  /// Coroutine protocol: the value received, or std::nullopt once closed and drained.
   std::optional<T> await_resume() noexcept { return std::move(value_); }
 
  private:

@@ -12,10 +12,10 @@
 
 namespace fjord {
 
-// Copies the elements for which pred is true, in order, to out; returns the
-// end of the output. With fjord::par this is a scan of match counts: each
-// tile counts its matches, learns how many earlier tiles wrote, and copies
-// (pred runs twice per element, on a tile still in cache).
+/// Copies the elements for which pred is true, in order, to out; returns the
+/// end of the output. With fjord::par this is a scan of match counts: each
+/// tile counts its matches, learns how many earlier tiles wrote, and copies
+/// (pred runs twice per element, on a tile still in cache).
 template <execution_policy Policy, std::random_access_iterator In, std::random_access_iterator Out,
           class Pred>
 Out copy_if(Policy&& policy, In first, In last, Out out, Pred pred) {

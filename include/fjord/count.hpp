@@ -11,7 +11,7 @@
 
 namespace fjord {
 
-// The number of elements of [first, last) for which pred is true.
+/// The number of elements of [first, last) for which pred is true.
 template <execution_policy Policy, std::random_access_iterator It, class Pred>
 std::iter_difference_t<It> count_if(Policy&& policy, It first, It last, Pred pred) {
   using count_t = std::iter_difference_t<It>;
@@ -25,7 +25,7 @@ std::iter_difference_t<It> count_if(Policy&& policy, It first, It last, Pred pre
   }
 }
 
-// The number of elements equal to value.
+/// The number of elements equal to value.
 template <execution_policy Policy, std::random_access_iterator It, class T>
 std::iter_difference_t<It> count(Policy&& policy, It first, It last, const T& value) {
   return fjord::count_if(policy, first, last, [&](const auto& x) { return x == value; });

@@ -13,7 +13,7 @@
 
 namespace fjord {
 
-// Assigns value to every element of [first, last).
+/// Assigns value to every element of [first, last).
 template <execution_policy Policy, std::random_access_iterator It, class T>
 void fill(Policy&& policy, It first, It last, const T& value) {
   const std::size_t n = detail::checked_length(first, last, "fjord::fill");
@@ -26,7 +26,7 @@ void fill(Policy&& policy, It first, It last, const T& value) {
   }
 }
 
-// fill over [first, first + n); returns first + n.
+/// fill over [first, first + n); returns first + n.
 template <execution_policy Policy, std::random_access_iterator It, std::integral N, class T>
 It fill_n(Policy&& policy, It first, N n, const T& value) {
   const It last = detail::index_at(first, detail::checked_count(n, "fjord::fill_n"));
@@ -34,10 +34,10 @@ It fill_n(Policy&& policy, It first, N n, const T& value) {
   return last;
 }
 
-// Assigns gen() to every element of [first, last). With fjord::par, gen is
-// called concurrently from several workers, as with std::execution::par: a
-// generator with state must be safe to share (or keep its state per
-// thread, as the seeds' generate_randoms does).
+/// Assigns gen() to every element of [first, last). With fjord::par, gen is
+/// called concurrently from several workers, as with std::execution::par: a
+/// generator with state must be safe to share (or keep its state per
+/// thread, as the seeds' generate_randoms does).
 template <execution_policy Policy, std::random_access_iterator It, class Generator>
 void generate(Policy&& policy, It first, It last, Generator gen) {
   const std::size_t n = detail::checked_length(first, last, "fjord::generate");
@@ -50,7 +50,7 @@ void generate(Policy&& policy, It first, It last, Generator gen) {
   }
 }
 
-// generate over [first, first + n); returns first + n.
+/// generate over [first, first + n); returns first + n.
 template <execution_policy Policy, std::random_access_iterator It, std::integral N, class Generator>
 It generate_n(Policy&& policy, It first, N n, Generator gen) {
   const It last = detail::index_at(first, detail::checked_count(n, "fjord::generate_n"));

@@ -48,8 +48,8 @@ std::size_t parallel_find_first(const parallel_policy& policy, std::size_t n, Ma
 
 }  // namespace detail
 
-// The first it in [first, last) with pred(*it), or last. With fjord::par the
-// pieces after a match stop early, and the first match by position wins.
+/// The first it in [first, last) with pred(*it), or last. With fjord::par the
+/// pieces after a match stop early, and the first match by position wins.
 template <execution_policy Policy, std::random_access_iterator It, class Pred>
 It find_if(Policy&& policy, It first, It last, Pred pred) {
   const std::size_t n = detail::checked_length(first, last, "fjord::find_if");
@@ -61,28 +61,31 @@ It find_if(Policy&& policy, It first, It last, Pred pred) {
   }
 }
 
+/// The first element for which pred does not hold, or last.
 template <execution_policy Policy, std::random_access_iterator It, class Pred>
 It find_if_not(Policy&& policy, It first, It last, Pred pred) {
   return fjord::find_if(policy, first, last, [&](const auto& x) -> bool { return !pred(x); });
 }
 
+/// The first element equal to value, or last.
 template <execution_policy Policy, std::random_access_iterator It, class T>
 It find(Policy&& policy, It first, It last, const T& value) {
   return fjord::find_if(policy, first, last, [&](const auto& x) -> bool { return x == value; });
 }
 
-// True if pred holds for some element; stops at the first match found.
+/// True if pred holds for some element; stops at the first match found.
 template <execution_policy Policy, std::random_access_iterator It, class Pred>
 bool any_of(Policy&& policy, It first, It last, Pred pred) {
   return fjord::find_if(policy, first, last, pred) != last;
 }
 
-// True if pred holds for every element (and for an empty range).
+/// True if pred holds for every element (and for an empty range).
 template <execution_policy Policy, std::random_access_iterator It, class Pred>
 bool all_of(Policy&& policy, It first, It last, Pred pred) {
   return fjord::find_if_not(policy, first, last, pred) == last;
 }
 
+/// True if pred holds for no element (and for an empty range).
 template <execution_policy Policy, std::random_access_iterator It, class Pred>
 bool none_of(Policy&& policy, It first, It last, Pred pred) {
   return fjord::find_if(policy, first, last, pred) == last;

@@ -4,6 +4,12 @@
 // Each header stands alone too (one concept each); including only the ones
 // you use compiles faster.
 
+/// @namespace fjord
+/// fjord, a C++20 task-parallel runtime: one work-stealing scheduler under
+/// fork-join, a thread pool, coroutine tasks, CSP channels and processes,
+/// I/O, parallel algorithms, a scalable allocator and tracing. The README
+/// gives the tour; each header documents one concept.
+
 #include "fjord/algorithm.hpp"
 #include "fjord/async_condition_variable.hpp"
 #include "fjord/async_latch.hpp"

@@ -13,10 +13,10 @@
 
 namespace fjord {
 
-// Calls f(*it) for every it in [first, last); with fjord::par in parallel
-// (in no particular order, possibly concurrently). Throws
-// std::invalid_argument when last lies before first. An exception from f
-// reaches the caller once every piece already started has finished.
+/// Calls f(*it) for every it in [first, last); with fjord::par in parallel
+/// (in no particular order, possibly concurrently). Throws
+/// std::invalid_argument when last lies before first. An exception from f
+/// reaches the caller once every piece already started has finished.
 template <execution_policy Policy, std::random_access_iterator It, class F>
 void for_each(Policy&& policy, It first, It last, F f) {
   const std::size_t n = detail::checked_length(first, last, "fjord::for_each");
@@ -29,8 +29,8 @@ void for_each(Policy&& policy, It first, It last, F f) {
   }
 }
 
-// for_each over [first, first + n); returns first + n. A negative n throws
-// std::invalid_argument naming it.
+/// for_each over [first, first + n); returns first + n. A negative n throws
+/// std::invalid_argument naming it.
 template <execution_policy Policy, std::random_access_iterator It, std::integral N, class F>
 It for_each_n(Policy&& policy, It first, N n, F f) {
   const std::size_t count = detail::checked_count(n, "fjord::for_each_n");

@@ -23,20 +23,20 @@ detached_root make_process(F f, Args... args) {
 
 }  // namespace detail
 
-// Starts a process (Go's `go f(args...)`): f(args...) runs detached on p,
-// with f and the arguments copied or moved into the process. When f returns
-// a fjord::task, the process is that coroutine: while it waits (on a
-// channel, a timer, an async primitive) it costs its frames, not a thread.
-// Otherwise f runs as a job (pool::post). An exception escaping the process
-// goes to p's unhandled_exception_handler, as with spawn. Throws
-// fjord::shutdown_error if p is being destroyed and the caller is not one of
-// its workers; p must outlive the process.
+/// Starts a process (Go's `go f(args...)`): f(args...) runs detached on p,
+/// with f and the arguments copied or moved into the process. When f returns
+/// a fjord::task, the process is that coroutine: while it waits (on a
+/// channel, a timer, an async primitive) it costs its frames, not a thread.
+/// Otherwise f runs as a job (pool::post). An exception escaping the process
+/// goes to p's unhandled_exception_handler, as with spawn. Throws
+/// fjord::shutdown_error if p is being destroyed and the caller is not one of
+/// its workers; p must outlive the process.
 template <class F, class... Args>
 requires detail::process_callable<F, Args...>
 void go(pool& p, F&& f, Args&&... args) {
   using result = std::invoke_result_t<std::decay_t<F>, std::decay_t<Args>...>;
   if constexpr (detail::is_task_v<result>) {
-    detail::start_detached(p.core(),
+    detail::start_detached(detail::pool_access::core(p),
                            detail::make_process(std::forward<F>(f), std::forward<Args>(args)...));
   } else {
     p.post([f = std::forward<F>(f), ... args = std::forward<Args>(args)]() mutable {
@@ -45,8 +45,8 @@ void go(pool& p, F&& f, Args&&... args) {
   }
 }
 
-// The same on the calling worker's pool, or fjord::default_pool() from
-// other threads.
+/// The same on the calling worker's pool, or fjord::default_pool() from
+/// other threads.
 template <class F, class... Args>
 requires detail::process_callable<F, Args...>
 void go(F&& f, Args&&... args) {

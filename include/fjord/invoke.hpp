@@ -25,7 +25,7 @@ auto invoke_range(Tuple& fs) {
     auto& f = std::get<Lo>(fs);
     if constexpr (std::is_void_v<std::invoke_result_t<decltype(f)>>) {
       f();
-      return std::tuple<void_result>{};
+      return std::tuple<std::monostate>{};
     } else {
       return std::tuple<storable_t<std::invoke_result_t<decltype(f)>>>{f()};
     }
@@ -39,10 +39,10 @@ auto invoke_range(Tuple& fs) {
 
 }  // namespace detail
 
-// Runs every closure, potentially in parallel, and returns when all have
-// finished: void if all return void, else a tuple of the results (void ones
-// as detail::void_result). Exceptions follow join: the first in argument
-// order is rethrown, the others are counted as suppressed.
+/// Runs every closure, potentially in parallel, and returns when all have
+/// finished: void if all return void, else a tuple of the results (void ones
+/// as std::monostate). Exceptions follow join: the first in argument
+/// order is rethrown, the others are counted as suppressed.
 template <detail::lvalue_callable... Fs>
 auto invoke(Fs&&... fs) {
   static_assert(sizeof...(Fs) >= 1, "fjord::invoke needs at least one callable");

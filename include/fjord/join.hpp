@@ -16,16 +16,16 @@
 
 namespace fjord {
 
-// What join returns for a pair of closures returning A and B: void when both
-// return void, otherwise a pair (void becomes detail::void_result, a
-// reference becomes std::reference_wrapper).
+/// What join returns for a pair of closures returning A and B: void when both
+/// return void, otherwise a pair (void becomes std::monostate, a
+/// reference becomes std::reference_wrapper).
 template <class A, class B>
 using join_result_t = std::conditional_t<std::is_void_v<A> && std::is_void_v<B>, void,
                                          std::pair<detail::storable_t<A>, detail::storable_t<B>>>;
 
 namespace detail {
 
-// Calls f and returns its result in storable form (void as void_result).
+// Calls f and returns its result in storable form (void as std::monostate).
 template <class F>
 FJORD_ALWAYS_INLINE storable_t<std::invoke_result_t<F&>> invoke_storable(F& f) {
   if constexpr (std::is_void_v<std::invoke_result_t<F&>>) {
@@ -121,14 +121,14 @@ auto join_inline(pool_core& p, FA& a, FB& b)
 
 }  // namespace detail
 
-// Runs a() and b(), potentially in parallel, and returns both results once
-// both have finished. b is offered to other workers from the caller's stack
-// frame (no allocation); if nobody takes it, the caller runs it right after
-// a(). If either throws, the exception reaches the caller after both finished;
-// if both throw, a's wins and b's is counted in pool_stats::suppressed_exceptions.
-// From a thread that is not a worker, the join runs on fjord::default_pool();
-// once that is shut down (static destruction) a() and b() run one after the
-// other on the calling thread.
+/// Runs a() and b(), potentially in parallel, and returns both results once
+/// both have finished. b is offered to other workers from the caller's stack
+/// frame (no allocation); if nobody takes it, the caller runs it right after
+/// a(). If either throws, the exception reaches the caller after both finished;
+/// if both throw, a's wins and b's is counted in pool_stats::suppressed_exceptions.
+/// From a thread that is not a worker, the join runs on fjord::default_pool();
+/// once that is shut down (static destruction) a() and b() run one after the
+/// other on the calling thread.
 template <detail::lvalue_callable FA, detail::lvalue_callable FB>
 auto join(FA&& a, FB&& b) -> join_result_t<std::invoke_result_t<FA&>, std::invoke_result_t<FB&>> {
   detail::worker* w = detail::current_worker;
@@ -136,18 +136,18 @@ auto join(FA&& a, FB&& b) -> join_result_t<std::invoke_result_t<FA&>, std::invok
     return detail::join_on_worker(*w, a, b);
   }
   pool& p = default_pool();
-  if (p.core().is_shut_down()) [[unlikely]] {
-    return detail::join_inline(p.core(), a, b);
+  if (detail::pool_access::core(p).is_shut_down()) [[unlikely]] {
+    return detail::join_inline(detail::pool_access::core(p), a, b);
   }
-  return p.invoke([&] { return detail::join_on_worker(*detail::current_worker, a, b); });
+  return p.call([&] { return detail::join_on_worker(*detail::current_worker, a, b); });
 }
 
-// As join, on a given pool (runs on that pool even when called from a worker
-// of another pool).
+/// As join, on a given pool (runs on that pool even when called from a worker
+/// of another pool).
 template <detail::lvalue_callable FA, detail::lvalue_callable FB>
 auto join(pool& p, FA&& a, FB&& b)
     -> join_result_t<std::invoke_result_t<FA&>, std::invoke_result_t<FB&>> {
-  return p.invoke([&] { return detail::join_on_worker(*detail::current_worker, a, b); });
+  return p.call([&] { return detail::join_on_worker(*detail::current_worker, a, b); });
 }
 
 }  // namespace fjord

@@ -43,8 +43,8 @@ It parallel_first_extreme(const parallel_policy& policy, It first, It last, Befo
 
 }  // namespace detail
 
-// The first smallest element under comp (std::less by default), or last
-// when the range is empty.
+/// The first smallest element under comp (std::less by default), or last
+/// when the range is empty.
 template <execution_policy Policy, std::random_access_iterator It, class Compare = std::less<>>
 It min_element(Policy&& policy, It first, It last, Compare comp = {}) {
   if constexpr (detail::is_sequenced_v<Policy>) {
@@ -56,7 +56,7 @@ It min_element(Policy&& policy, It first, It last, Compare comp = {}) {
   }
 }
 
-// The first largest element under comp, or last when the range is empty.
+/// The first largest element under comp, or last when the range is empty.
 template <execution_policy Policy, std::random_access_iterator It, class Compare = std::less<>>
 It max_element(Policy&& policy, It first, It last, Compare comp = {}) {
   if constexpr (detail::is_sequenced_v<Policy>) {

@@ -15,10 +15,10 @@
 
 namespace fjord {
 
-// Calls f(i) for every integer i in [first, last), in parallel, split
-// adaptively (or by policy.grain()). Throws std::invalid_argument, naming
-// both values, when last < first. An exception from f reaches the caller
-// once every piece already started has finished.
+/// Calls f(i) for every integer i in [first, last), in parallel, split
+/// adaptively (or by policy.grain()). Throws std::invalid_argument, naming
+/// both values, when last < first. An exception from f reaches the caller
+/// once every piece already started has finished.
 template <std::integral I, detail::index_function<I> F>
 void parallel_for(const parallel_policy& policy, I first, I last, F&& f) {
   const std::size_t n = detail::index_length(first, last, "fjord::parallel_for");
@@ -29,17 +29,19 @@ void parallel_for(const parallel_policy& policy, I first, I last, F&& f) {
   });
 }
 
+/// parallel_for with fjord::par: on the calling worker's pool, else the
+/// default pool, with adaptive splitting.
 template <std::integral I, detail::index_function<I> F>
 void parallel_for(I first, I last, F&& f) {
   fjord::parallel_for(par, first, last, f);
 }
 
-// TBB's functional parallel_reduce over integers or random-access
-// iterators: cuts [first, last) into pieces, computes
-// piece(piece_first, piece_last, identity) for each, and joins neighbouring
-// results with combine(left, right) in index order. identity must be a
-// neutral value of combine (it starts every piece); combine must be
-// associative, not commutative. An empty range gives identity.
+/// TBB's functional parallel_reduce over integers or random-access
+/// iterators: cuts [first, last) into pieces, computes
+/// piece(piece_first, piece_last, identity) for each, and joins neighbouring
+/// results with combine(left, right) in index order. identity must be a
+/// neutral value of combine (it starts every piece); combine must be
+/// associative, not commutative. An empty range gives identity.
 template <detail::index_like I, class T, detail::piece_function<I, T> Piece,
           detail::combine_function<T> Combine>
 T parallel_reduce(const parallel_policy& policy, I first, I last, T identity, Piece&& piece,
@@ -56,6 +58,7 @@ T parallel_reduce(const parallel_policy& policy, I first, I last, T identity, Pi
       [&](T left, T right) -> T { return combine(std::move(left), std::move(right)); });
 }
 
+/// parallel_reduce with fjord::par.
 template <detail::index_like I, class T, detail::piece_function<I, T> Piece,
           detail::combine_function<T> Combine>
 T parallel_reduce(I first, I last, T identity, Piece&& piece, Combine&& combine) {

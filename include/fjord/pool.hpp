@@ -27,6 +27,8 @@ namespace fjord {
 
 namespace detail {
 
+struct pool_access;
+
 // A fire-and-forget job: the callable lives in a block from the submitting
 // worker's job heap (operator new from other threads).
 template <class F>
@@ -55,7 +57,7 @@ struct posted_job final : job {
 // pool they were posted to.
 template <class F>
 void run_in_slot(job* j) noexcept {
-  auto* s = static_cast<injection_ring::slot*>(j);
+  auto* s = static_cast<lane_ring::slot*>(j);
   F* fn = std::launder(reinterpret_cast<F*>(s->storage));
   try {
     std::invoke(*fn);
@@ -118,23 +120,25 @@ T* construct_job(void* mem, Args&&... args) {
 
 }  // namespace detail
 
-// A set of worker threads with work-stealing deques. Work enters through
-// post/submit/invoke (or fjord::join, task_group, ...). Destroying a pool runs
-// every job already submitted, then joins the workers; submitting from outside
-// the pool after destruction began throws fjord::shutdown_error.
+/// A set of worker threads with work-stealing deques. Work enters through
+/// post/submit/call (or fjord::join, task_group, ...). Destroying a pool runs
+/// every job already submitted, then joins the workers; submitting from outside
+/// the pool after destruction began throws fjord::shutdown_error.
 class pool {
  public:
-  // workers = available_cpus(), default options.
+  /// workers = available_cpus(), default options.
   pool() : pool(pool_options{}) {}
+  /// A pool configured by options; throws std::invalid_argument naming a bad value, or
+  /// std::system_error if no thread can be started.
   explicit pool(const pool_options& options) : core_(new detail::pool_core(options)) {
     core_->public_pool.store(this, std::memory_order_release);
   }
   pool(const pool&) = delete;
   pool& operator=(const pool&) = delete;
-  // Waits for every job and every coroutine parked on the pool, then joins
-  // the threads. Run by one of the pool's own threads (std::exit called in
-  // a job), it cannot wait for itself: the pool then refuses new work and
-  // its threads and memory are left to the end of the process.
+  /// Waits for every job and every coroutine waiting on the pool, then joins
+  /// the threads. Run by one of the pool's own threads (std::exit called in
+  /// a job), it cannot wait for itself: the pool then refuses new work and
+  /// its threads and memory are left to the end of the process.
   ~pool() {
     // Not freed when shut down from one of its own threads (core_ itself is
     // not written: other threads may still read it in an exiting process).
@@ -145,20 +149,21 @@ class pool {
     }
   }
 
+  /// The number of workers (pool_options::workers).
   std::size_t size() const noexcept { return core_->size(); }
 
-  // Runs f() on some worker; its exception goes to the pool's
-  // unhandled_exception_handler.
+  /// Runs f() on some worker; its exception goes to the pool's
+  /// unhandled_exception_handler.
   template <detail::storable_callable F>
   void post(F&& f) {
     using fn_t = std::decay_t<F>;
     bool lane_refused = false;
-    if constexpr (detail::injection_ring::fits_inline<fn_t>) {
+    if constexpr (detail::lane_ring::fits_inline<fn_t>) {
       // From outside the pool a small callable is built in a slot of the
       // thread's own lane: plain stores, no allocation. (A worker's own
       // deque is cheaper still.)
       if (!owns_current_thread()) {
-        if (core_->submit_through_lane([&f](detail::injection_ring::slot* s) {
+        if (core_->inject_through_lane([&f](detail::lane_ring::slot* s) {
               ::new (static_cast<void*>(s->storage)) fn_t(std::forward<F>(f));
               return &detail::run_in_slot<fn_t>;
             })) {
@@ -169,16 +174,16 @@ class pool {
     }
     post_job(std::forward<F>(f), [this, lane_refused](detail::job* j) {
       if (lane_refused) {
-        core_->push_to_queue(j, j, 1);
+        core_->inject_to_shard(j, j, 1);
       } else {
-        core_->enqueue(j);
+        core_->push_or_inject(j);
       }
     });
   }
 
-  // post(f) at a priority (fjord::priority): high runs before waiting
-  // normal and low work, low only when nothing else waits (never starved).
-  // Throws std::invalid_argument for a value that is no priority.
+  /// post(f) at a priority (fjord::priority): high runs before waiting
+  /// normal and low work, low only when nothing else waits (never starved).
+  /// Throws std::invalid_argument for a value that is no priority.
   template <detail::storable_callable F>
   void post(priority level, F&& f) {
     detail::check_priority(level);
@@ -187,10 +192,10 @@ class pool {
       return;
     }
     post_job(std::forward<F>(f),
-             [this, level](detail::job* j) { core_->push_to_level(level, j, j, 1); });
+             [this, level](detail::job* j) { core_->inject_at_level(level, j, j, 1); });
   }
 
-  // Posts every callable in the range with one enqueue operation.
+  /// Posts every callable in the range with one enqueue operation.
   template <detail::callable_range R>
   void post_bulk(R&& callables) {
     using fn_t = std::decay_t<std::ranges::range_reference_t<R>>;
@@ -225,12 +230,12 @@ class pool {
     }
   }
 
-  // Runs f() on some worker; the future gives its result or exception.
+  /// Runs f() on some worker; the future gives its result or exception.
   template <detail::storable_callable F>
   [[nodiscard]] auto submit(F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>> {
     return submit_at(priority::normal, std::forward<F>(f));
   }
-  // The same at a priority (see post(priority, f)).
+  /// The same at a priority (see post(priority, f)).
   template <detail::storable_callable F>
   [[nodiscard]] auto submit(priority level, F&& f)
       -> future<std::invoke_result_t<std::decay_t<F>&>> {
@@ -238,19 +243,20 @@ class pool {
     return submit_at(level, std::forward<F>(f));
   }
 
-  // Runs f() on a worker of this pool and returns its result (or rethrows).
-  // From one of this pool's workers, simply calls f().
+  /// Runs f() on a worker of this pool and returns its result (or rethrows):
+  /// the way into a pool from outside, so that the joins, groups and
+  /// algorithms f starts run on this pool (rayon's install, oneTBB's
+  /// task_arena::execute). From one of this pool's workers, simply calls f().
   template <detail::lvalue_callable F>
-  decltype(auto) invoke(F&& f) {
+  decltype(auto) call(F&& f) {
     using value_t = std::invoke_result_t<F&>;
-    detail::worker* w = detail::current_worker;
-    if (w != nullptr && w->pool == core_) {
+    if (detail::current_worker_of(core_) != nullptr) {
       return std::invoke(f);
     }
-    struct invoke_job final : detail::job {
-      invoke_job(F& fn, detail::pool_core* p) : job(&execute), f(fn), pool(p) {}
+    struct call_job final : detail::job {
+      call_job(F& fn, detail::pool_core* p) : job(&execute), f(fn), pool(p) {}
       static void execute(job* j) noexcept {
-        auto* self = static_cast<invoke_job*>(j);
+        auto* self = static_cast<call_job*>(j);
         self->result.run(self->f);
         self->pool->count_down(self->latch);
       }
@@ -259,7 +265,7 @@ class pool {
       detail::completion_latch latch{1};
       detail::result_slot<value_t> result;
     };
-    invoke_job j(f, core_);
+    call_job j(f, core_);
     core_->inject(&j, &j, 1);
     core_->wait(j.latch);
     if (j.result.has_error()) {
@@ -268,60 +274,61 @@ class pool {
     return static_cast<value_t>(j.result.take());
   }
 
-  // co_await pool.schedule() continues the calling coroutine on one of this
-  // pool's workers (at once if it already runs on one).
+  /// co_await pool.schedule() continues the calling coroutine on one of this
+  /// pool's workers (at once if it already runs on one).
   [[nodiscard]] detail::schedule_awaiter schedule() noexcept {
     return detail::schedule_awaiter(*core_);
   }
-  // The same, waiting at a priority when it suspends (already on one of
-  // this pool's workers, it carries on).
+  /// The same, waiting at a priority when it suspends (already on one of
+  /// this pool's workers, it carries on).
   [[nodiscard]] detail::schedule_awaiter schedule(priority level) {
     detail::check_priority(level);
     return detail::schedule_awaiter(*core_, level);
   }
 
-  // Blocks until the pool has nothing to do: every job submitted so far
-  // (from any thread that submitted before this call), every job those
-  // jobs made, and every coroutine parked on the pool have finished. The
-  // pool stays open; jobs submitted meanwhile are waited for too, so under
-  // a flood that never pauses it waits until the flood stops. While the
-  // pool is paused it waits for resume(). Throws std::logic_error on one
-  // of this pool's own threads (it would wait for itself).
+  /// Blocks until the pool has nothing to do: every job submitted so far
+  /// (from any thread that submitted before this call), every job those
+  /// jobs made, and every coroutine waiting on the pool have finished. The
+  /// pool stays open; jobs submitted meanwhile are waited for too, so under
+  /// a flood that never pauses it waits until the flood stops. While the
+  /// pool is paused it waits for resume(). Throws std::logic_error on one
+  /// of this pool's own threads (it would wait for itself).
   void wait_idle() { core_->wait_idle(); }
 
-  // Refuses new work from outside the pool (post, submit, ... throw
-  // fjord::shutdown_error from now on), runs everything already submitted,
-  // and joins the threads: what the destructor does, without destroying the
-  // object, so that a thread that may still post while another tears the
-  // pool down gets an exception instead of a dangling pool. Idempotent. On
-  // one of this pool's own threads it only refuses new work: it cannot wait
-  // for itself.
+  /// Refuses new work from outside the pool (post, submit, ... throw
+  /// fjord::shutdown_error from now on), runs everything already submitted,
+  /// and joins the threads: what the destructor does, without destroying the
+  /// object, so that a thread that may still post while another tears the
+  /// pool down gets an exception instead of a dangling pool. Idempotent. On
+  /// one of this pool's own threads it only refuses new work: it cannot wait
+  /// for itself.
   void close() noexcept { static_cast<void>(core_->shut_down()); }
+  /// Whether close() has begun: new outside work is refused with fjord::shutdown_error.
   bool is_closed() const noexcept { return core_->is_shut_down(); }
 
-  // Stops workers from starting jobs from their main loop: a job already
-  // running finishes, and a worker waiting inside one (a join, a group
-  // wait) keeps helping, so it may still start queued jobs; every other
-  // job waits, submitted work included, until resume(). Closing or
-  // destroying a pool resumes it, and a pause during the drain is undone.
-  // Any thread; idempotent.
+  /// Stops workers from starting jobs from their main loop: a job already
+  /// running finishes, and a worker waiting inside one (a join, a group
+  /// wait) keeps helping, so it may still start queued jobs; every other
+  /// job waits, submitted work included, until resume(). Closing or
+  /// destroying a pool resumes it, and a pause during the drain is undone.
+  /// Any thread; idempotent.
   void pause() noexcept { core_->pause(); }
+  /// Lets paused workers start jobs again; idempotent.
   void resume() noexcept { core_->resume(); }
+  /// Whether pause() is in effect.
   bool is_paused() const noexcept { return core_->is_paused(); }
 
-  // Counters of every worker, readable at any time.
+  /// Counters of every worker, readable at any time.
   pool_stats stats() const { return core_->stats(); }
 
-  // True when the calling thread is one of this pool's workers.
-  bool owns_current_thread() const noexcept {
-    const detail::worker* w = detail::current_worker;
-    return w != nullptr && w->pool == core_;
-  }
-
-  detail::pool_core& core() noexcept { return *core_; }
+  /// True when the calling thread is one of this pool's workers.
+  bool owns_current_thread() const noexcept { return detail::current_worker_of(core_) != nullptr; }
 
  private:
-  // submit() at a level already checked.
+  friend struct detail::pool_access;
+  detail::pool_core& core() noexcept { return *core_; }
+
+  /// submit() at a level already checked.
   template <class F>
   auto submit_at(priority level, F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>> {
     using value_t = std::invoke_result_t<std::decay_t<F>&>;
@@ -329,7 +336,7 @@ class pool {
     auto* j = job_t::make(std::forward<F>(f), core_);
     future<value_t> result(j);
     try {
-      core_->enqueue(j, level);
+      core_->push_or_inject(j, level);
     } catch (...) {
       j->release();  // the job's reference; `result` drops the other
       throw;
@@ -337,7 +344,7 @@ class pool {
     return result;
   }
 
-  // Builds a posted job for f and hands it to push, freeing it if push throws.
+  /// Builds a posted job for f and hands it to push, freeing it if push throws.
   template <class F, class Push>
   void post_job(F&& f, Push push) {
     using job_t = detail::posted_job<std::decay_t<F>>;
@@ -351,25 +358,34 @@ class pool {
     }
   }
 
-  // Frees a job that was built but could not be enqueued.
+  /// Frees a job that was built but could not be enqueued.
   template <class Job>
   static void destroy_unrun(Job* j) noexcept {
     j->~Job();
     detail::job_heap::deallocate_unrun(j);
   }
 
-  detail::pool_core* const core_;  // owned (see ~pool)
+  detail::pool_core* const core_;  ///< owned (see ~pool)
 };
 
-// The pool whose worker is running the calling thread, or nullptr.
+/// The pool whose worker is running the calling thread, or nullptr.
 inline pool* current_pool() noexcept {
   const detail::worker* w = detail::current_worker;
   return w != nullptr ? static_cast<pool*>(w->pool->public_pool.load(std::memory_order_acquire))
                       : nullptr;
 }
 
-// The process-wide pool, created on first use with available_cpus() workers
-// (or FJORD_WORKERS from the environment, if set to a positive number).
+/// The process-wide pool, created on first use with available_cpus() workers
+/// (or FJORD_WORKERS from the environment, if set to a positive number).
 pool& default_pool();
+
+namespace detail {
+
+// The scheduler behind a pool, for fjord's own headers and tests: not API.
+struct pool_access {
+  static pool_core& core(pool& p) noexcept { return p.core(); }
+};
+
+}  // namespace detail
 
 }  // namespace fjord

@@ -10,68 +10,70 @@
 
 namespace fjord {
 
-// How a pool is built. Every field has a sensible default; invalid values make
-// the pool constructor throw std::invalid_argument naming the field and value.
+/// How a pool is built. Every field has a sensible default; invalid values make
+/// the pool constructor throw std::invalid_argument naming the field and value.
 struct pool_options {
-  // Worker threads. Unset: the CPUs this process may use (affinity mask and
-  // cgroup CPU quota), see fjord::available_cpus().
+  /// Worker threads. Unset: the CPUs this process may use (affinity mask and
+  /// cgroup CPU quota), see fjord::available_cpus().
   std::optional<std::size_t> workers;
 
-  // How long an idle worker keeps looking for work before it parks. Longer
-  // means lower wake-up latency, shorter means less CPU burnt when idle.
-  // At most one second.
+  /// How long an idle worker keeps looking for work before it parks. Longer
+  /// means lower wake-up latency, shorter means less CPU burnt when idle.
+  /// At most one second.
   std::chrono::microseconds spin_budget{50};
 
-  // Thread names are "<name>-<index>" (Linux keeps the first 15 bytes).
+  /// Thread names are "<name>-<index>" (Linux keeps the first 15 bytes).
   std::string name = "fjord";
 
-  // Slots in each worker's deque (a power of two, at least 64). Only touched
-  // pages cost memory; a full deque degrades to running children inline.
+  /// Slots in each worker's deque (a power of two, at least 64). Only touched
+  /// pages cost memory; a full deque degrades to running children inline.
   std::size_t deque_capacity = std::size_t{1} << 16;
 
-  // Each worker thread's stack, in bytes (at least 64 KiB). The default
-  // holds 100,000 nested joins of small closures in an optimised build.
-  // Only the pages used cost memory. A guard region below it turns an
-  // overflow into a clear message ("fjord: stack overflow on worker ...")
-  // instead of a bare SIGSEGV.
+  /// Each worker thread's stack, in bytes (at least 64 KiB). The default
+  /// holds 100,000 nested joins of small closures in an optimised build.
+  /// Only the pages used cost memory. A guard region below it turns an
+  /// overflow into a clear message ("fjord: stack overflow on worker ...")
+  /// instead of a bare SIGSEGV.
   std::size_t stack_size = std::size_t{32} << 20;
 
-  // How many spare threads may stand in for workers blocked in sync_wait,
-  // in a wait on another pool's work, or in fjord::block_in_place, so that
-  // the pool keeps `workers` threads running (docs/scheduler.md,
-  // "Blocking"). Spares retire when the blocked workers return and are
-  // kept for reuse. 0 turns compensation off.
+  /// How many spare threads may stand in for workers blocked in sync_wait,
+  /// in a wait on another pool's work, or in fjord::block_in_place, so that
+  /// the pool keeps `workers` threads running (docs/scheduler.md,
+  /// "Blocking"). Spares retire when the blocked workers return and are
+  /// kept for reuse. 0 turns compensation off.
   std::size_t max_spare_threads = 256;
 
-  // CPUs (Linux numbers) the pool's threads run on. Unset: wherever the
-  // process may run. Every CPU must be in the process's affinity mask, and
-  // an empty or repeating list is an error. With cpus set and `workers`
-  // unset, the pool has one worker per listed CPU.
+  /// CPUs (Linux numbers) the pool's threads run on. Unset: wherever the
+  /// process may run. Every CPU must be in the process's affinity mask, and
+  /// an empty or repeating list is an error. With cpus set and `workers`
+  /// unset, the pool has one worker per listed CPU.
   std::optional<std::vector<unsigned>> cpus;
 
-  // With cpus: worker i runs on cpus[i % cpus.size()] alone (spare threads,
-  // which stand in for any worker, use the whole list). Without: every
-  // thread may use the whole list.
+  /// With cpus: worker i runs on cpus[i % cpus.size()] alone (spare threads,
+  /// which stand in for any worker, use the whole list). Without: every
+  /// thread may use the whole list.
   bool pin_each_worker = false;
 
-  // Called on each of the pool's threads (spares included) before its first
-  // job and after its last, with the thread's index: 0 to size()-1 for the
-  // workers, size() and up for spares. The place to set a scheduling
-  // policy, a thread priority or thread-local state. An exception leaving a
-  // hook goes to unhandled_exception_handler. The start hook runs as one of
-  // the pool's threads (work it posts runs there next); the stop hook runs
-  // after the pool ended: posting from it throws fjord::shutdown_error, and
-  // it must not close or destroy the pool, whose destructor is joining it.
+  /// Called on each of the pool's threads (spares included) before its first
+  /// job and after its last, with the thread's index: 0 to size()-1 for the
+  /// workers, size() and up for spares. The place to set a scheduling
+  /// policy, a thread priority or thread-local state. An exception leaving a
+  /// hook goes to unhandled_exception_handler. The start hook runs as one of
+  /// the pool's threads (work it posts runs there next); the stop hook runs
+  /// after the pool ended: posting from it throws fjord::shutdown_error, and
+  /// it must not close or destroy the pool, whose destructor is joining it.
   std::function<void(std::size_t)> on_thread_start;
+  /// The stop hook: as on_thread_start says, on each thread (spares included)
+  /// after its last job, with the same index.
   std::function<void(std::size_t)> on_thread_stop;
 
-  // Called on a worker with the exception of a posted (fire-and-forget) job.
-  // Unset: print it and std::terminate, as an exception leaving std::thread does.
+  /// Called on a worker with the exception of a posted (fire-and-forget) job.
+  /// Unset: print it and std::terminate, as an exception leaving std::thread does.
   std::function<void(std::exception_ptr)> unhandled_exception_handler;
 };
 
-// The number of CPUs this process may run on: the affinity mask, further
-// limited by a cgroup (v2 cpu.max or v1 cfs quota) CPU quota; at least 1.
+/// The number of CPUs this process may run on: the affinity mask, further
+/// limited by a cgroup (v2 cpu.max or v1 cfs quota) CPU quota; at least 1.
 std::size_t available_cpus() noexcept;
 
 }  // namespace fjord

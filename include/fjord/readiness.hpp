@@ -9,17 +9,17 @@
 
 namespace fjord {
 
-// co_await fjord::readable(fd): io_status::ready at once if fd is readable,
-// else when it becomes readable; io_status::timeout when the deadline comes
-// first, io_status::canceled on a stop request (on `token`, or on the
-// coroutine's own stop token when none is given). No thread waits. For a
-// one-off wait: it registers fd with the reactor and unregisters it after
-// (an fd waited on often is better kept in a fjord::registered_fd). Throws
-// std::system_error naming fd when epoll refuses it (a bad fd, a regular
-// file, an fd a fjord socket or registered_fd holds).
+/// co_await fjord::readable(fd): io_status::ready at once if fd is readable,
+/// else when it becomes readable; io_status::timeout when the deadline comes
+/// first, io_status::canceled on a stop request (on `token`, or on the
+/// coroutine's own stop token when none is given). No thread waits. For a
+/// one-off wait: it registers fd with the reactor and unregisters it after
+/// (an fd waited on often is better kept in a fjord::registered_fd). Throws
+/// std::system_error naming fd when epoll refuses it (a bad fd, a regular
+/// file, an fd a fjord socket or registered_fd holds).
 task<io_status> readable(int fd, io_deadline deadline = {},
                          std::optional<std::stop_token> token = std::nullopt);
-// The same for writing.
+/// The same for writing.
 task<io_status> writable(int fd, io_deadline deadline = {},
                          std::optional<std::stop_token> token = std::nullopt);
 

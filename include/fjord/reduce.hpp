@@ -35,9 +35,9 @@ T parallel_generalized_sum(const parallel_policy& policy, std::size_t n, T init,
 
 }  // namespace detail
 
-// std::reduce: init combined with every element by op, in any grouping
-// (op must be associative; fjord keeps index order, so it need not be
-// commutative). Throws std::invalid_argument when last lies before first.
+/// std::reduce: init combined with every element by op, in any grouping
+/// (op must be associative; fjord keeps index order, so it need not be
+/// commutative). Throws std::invalid_argument when last lies before first.
 template <execution_policy Policy, std::random_access_iterator It, class T, class Op>
 T reduce(Policy&& policy, It first, It last, T init, Op op) {
   const std::size_t n = detail::checked_length(first, last, "fjord::reduce");
@@ -49,17 +49,19 @@ T reduce(Policy&& policy, It first, It last, T init, Op op) {
   }
 }
 
+/// reduce with std::plus.
 template <execution_policy Policy, std::random_access_iterator It, class T>
 T reduce(Policy&& policy, It first, It last, T init) {
   return fjord::reduce(policy, first, last, std::move(init), std::plus<>());
 }
 
+/// reduce with std::plus from a value-initialized element.
 template <execution_policy Policy, std::random_access_iterator It>
 std::iter_value_t<It> reduce(Policy&& policy, It first, It last) {
   return fjord::reduce(policy, first, last, std::iter_value_t<It>{}, std::plus<>());
 }
 
-// std::transform_reduce, unary form: init op transform(e) for every element.
+/// std::transform_reduce, unary form: init op transform(e) for every element.
 template <execution_policy Policy, std::random_access_iterator It, class T, class Reduce,
           class Transform>
 T transform_reduce(Policy&& policy, It first, It last, T init, Reduce reduce, Transform transform) {
@@ -72,7 +74,7 @@ T transform_reduce(Policy&& policy, It first, It last, T init, Reduce reduce, Tr
   }
 }
 
-// std::transform_reduce, binary form: init reduce transform(a[i], b[i]).
+/// std::transform_reduce, binary form: init reduce transform(a[i], b[i]).
 template <execution_policy Policy, std::random_access_iterator It1, std::random_access_iterator It2,
           class T, class Reduce, class Transform>
 T transform_reduce(Policy&& policy, It1 first1, It1 last1, It2 first2, T init, Reduce reduce,
@@ -88,7 +90,7 @@ T transform_reduce(Policy&& policy, It1 first1, It1 last1, It2 first2, T init, R
   }
 }
 
-// The inner product: init + sum of a[i] * b[i].
+/// The inner product: init + sum of a[i] * b[i].
 template <execution_policy Policy, std::random_access_iterator It1, std::random_access_iterator It2,
           class T>
 T transform_reduce(Policy&& policy, It1 first1, It1 last1, It2 first2, T init) {

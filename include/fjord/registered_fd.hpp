@@ -11,22 +11,24 @@
 
 namespace fjord {
 
-// An fd another library owns (a pipe, an eventfd, a timerfd, a socket of
-// its own), registered with fjord's reactor so coroutines can wait for it
-// without holding a thread. It does not own the fd: keep the fd open while
-// registered, and close() (or destroy) this before closing the fd. The fd
-// should be non-blocking, so that the operation after a wait cannot block.
-//
-//   fjord::registered_fd events(efd);
-//   while (co_await events.readable(1s) == fjord::io_status::ready) { read(efd, ...); }
+/// An fd another library owns (a pipe, an eventfd, a timerfd, a socket of
+/// its own), registered with fjord's reactor so coroutines can wait for it
+/// without holding a thread. It does not own the fd: keep the fd open while
+/// registered, and close() (or destroy) this before closing the fd. The fd
+/// should be non-blocking, so that the operation after a wait cannot block.
+///
+///   fjord::registered_fd events(efd);
+///   while (co_await events.readable(1s) == fjord::io_status::ready) { read(efd, ...); }
 class registered_fd {
  public:
   registered_fd() noexcept = default;
-  // Throws std::system_error naming the fd when epoll refuses it (a bad
-  // fd, a regular file, or an fd registered already).
+  /// Throws std::system_error naming the fd when epoll refuses it (a bad
+  /// fd, a regular file, or an fd registered already).
   explicit registered_fd(int fd) : registration_(&detail::reactor::instance().add(fd)) {}
+  /// Moves the registration; `other` no longer holds one.
   registered_fd(registered_fd&& other) noexcept
       : registration_(std::exchange(other.registration_, nullptr)) {}
+  /// Unregisters this fd, then takes over `other`'s registration.
   registered_fd& operator=(registered_fd&& other) noexcept {
     if (this != &other) {
       close();
@@ -38,15 +40,16 @@ class registered_fd {
   registered_fd& operator=(const registered_fd&) = delete;
   ~registered_fd() { close(); }
 
-  // -1 when not registered.
+  /// -1 when not registered.
   int fd() const noexcept { return registration_ != nullptr ? registration_->fd : -1; }
+  /// Whether this object holds a registration.
   bool is_registered() const noexcept { return registration_ != nullptr; }
 
-  // Unregisters (the fd stays open): a pending wait ends with
-  // io_status::closed, also one on another thread. A close() must not race
-  // the start of a wait (readable() / writable() and their co_await) on
-  // another thread: order the two, as for any object. (fjord's own sockets
-  // do allow that race: docs/io.md.) Idempotent.
+  /// Unregisters (the fd stays open): a pending wait ends with
+  /// io_status::closed, also one on another thread. A close() must not race
+  /// the start of a wait (readable() / writable() and their co_await) on
+  /// another thread: order the two, as for any object. (fjord's own sockets
+  /// do allow that race: docs/io.md.) Idempotent.
   void close() noexcept {
     if (registration_ != nullptr) {
       detail::reactor::release(*registration_);
@@ -54,17 +57,17 @@ class registered_fd {
     }
   }
 
-  // co_await: io_status::ready at once if the fd is readable now, else when
-  // it becomes readable; timeout, canceled (a stop on `token`, or on the
-  // coroutine's own token when none is given) or closed otherwise. Ready
-  // means "try the read": it may still find nothing (EAGAIN), and then you
-  // wait again. One reader and one writer may wait at a time; a second
-  // concurrent wait in the same direction throws std::logic_error.
+  /// co_await: io_status::ready at once if the fd is readable now, else when
+  /// it becomes readable; timeout, canceled (a stop on `token`, or on the
+  /// coroutine's own token when none is given) or closed otherwise. Ready
+  /// means "try the read": it may still find nothing (EAGAIN), and then you
+  /// wait again. One reader and one writer may wait at a time; a second
+  /// concurrent wait in the same direction throws std::logic_error.
   [[nodiscard]] detail::fd_wait readable(io_deadline deadline = {},
                                          std::optional<std::stop_token> token = {}) const noexcept {
     return {registration_, detail::io_direction::read, deadline, std::move(token), true};
   }
-  // The same for writing.
+  /// The same for writing.
   [[nodiscard]] detail::fd_wait writable(io_deadline deadline = {},
                                          std::optional<std::stop_token> token = {}) const noexcept {
     return {registration_, detail::io_direction::write, deadline, std::move(token), true};

@@ -13,41 +13,43 @@ namespace fjord {
 // page boundary so that two large buffers never sit at different offsets
 // within a 4 KiB page. See docs/allocator.md.
 
-// At least `bytes` bytes aligned as operator new aligns (16 bytes); any
-// size, 0 included, gives a distinct block. Throws std::bad_alloc when the
-// OS has no memory or the size cannot be met.
+/// At least `bytes` bytes aligned as operator new aligns (16 bytes); any
+/// size, 0 included, gives a distinct block. Throws std::bad_alloc when the
+/// OS has no memory or the size cannot be met.
 [[nodiscard]] void* scalable_allocate(std::size_t bytes);
-// The same, aligned to `alignment`, which must be a power of two: any other
-// value throws std::invalid_argument naming it.
+/// The same, aligned to `alignment`, which must be a power of two: any other
+/// value throws std::invalid_argument naming it.
 [[nodiscard]] void* scalable_allocate(std::size_t bytes, std::size_t alignment);
 
-// Frees a block from scalable_allocate, from any thread; nullptr is ignored.
+/// Frees a block from scalable_allocate, from any thread; nullptr is ignored.
 void scalable_deallocate(void* p) noexcept;
 
-// The bytes the block at p may use (at least what was asked for).
+/// The bytes the block at p may use (at least what was asked for).
 [[nodiscard]] std::size_t scalable_usable_size(const void* p) noexcept;
 
+/// What the scalable allocator holds, process-wide (scalable_memory_statistics()).
 struct scalable_memory_stats {
-  // Usable bytes of the blocks in use. A block freed by another thread
-  // than the one whose heap it came from counts until that heap takes it
-  // back: when it next runs short of blocks of that size, when its thread
-  // calls scalable_memory_release() or exits, or (for a heap whose thread
-  // has exited) at once.
+  /// Usable bytes of the blocks in use. A block freed by another thread
+  /// than the one whose heap it came from counts until that heap takes it
+  /// back: when it next runs short of blocks of that size, when its thread
+  /// calls scalable_memory_release() or exits, or (for a heap whose thread
+  /// has exited) at once.
   std::size_t bytes_in_use = 0;
-  // Address space the allocator has mapped from the OS (segments and large
-  // blocks, with the padding an over-aligned large block needs); pages given
-  // back with MADV_DONTNEED inside a kept mapping still count.
+  /// Address space the allocator has mapped from the OS (segments and large
+  /// blocks, with the padding an over-aligned large block needs); pages given
+  /// back with MADV_DONTNEED inside a kept mapping still count.
   std::size_t bytes_mapped = 0;
-  // Heaps ever made. A heap outlives its thread and the next thread that
-  // allocates adopts it, so threads that come one after another share one.
+  /// Heaps ever made. A heap outlives its thread and the next thread that
+  /// allocates adopts it, so threads that come one after another share one.
   std::size_t heaps = 0;
 };
 
+/// What the scalable allocator holds right now, process-wide.
 [[nodiscard]] scalable_memory_stats scalable_memory_statistics() noexcept;
 
-// Gives back to the OS what the calling thread's heap holds but does not
-// use: spans with no live block, its spare segment, and the free pages of
-// its segments. A thread gives everything back on its own when it exits.
+/// Gives back to the OS what the calling thread's heap holds but does not
+/// use: spans with no live block, its spare segment, and the free pages of
+/// its segments. A thread gives everything back on its own when it exits.
 void scalable_memory_release() noexcept;
 
 }  // namespace fjord

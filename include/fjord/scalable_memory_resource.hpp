@@ -7,8 +7,8 @@
 
 namespace fjord {
 
-// fjord's scalable allocator as a polymorphic memory resource. Every
-// instance can free what any other allocated, so all compare equal.
+/// fjord's scalable allocator as a polymorphic memory resource. Every
+/// instance can free what any other allocated, so all compare equal.
 class scalable_memory_resource final : public std::pmr::memory_resource {
  private:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override {
@@ -22,8 +22,8 @@ class scalable_memory_resource final : public std::pmr::memory_resource {
   }
 };
 
-// The process's instance; never destroyed, so usable during static
-// destruction.
+/// The process's instance; never destroyed, so usable during static
+/// destruction.
 [[nodiscard]] std::pmr::memory_resource* scalable_resource() noexcept;
 
 }  // namespace fjord

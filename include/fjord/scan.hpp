@@ -64,8 +64,8 @@ inline constexpr auto identity_transform = [](auto&& x) -> decltype(auto) {
 
 }  // namespace detail
 
-// std::inclusive_scan: out[i] = first[0] op ... op first[i] (op must be
-// associative; default +). Returns the end of the output.
+/// std::inclusive_scan: out[i] = first[0] op ... op first[i] (op must be
+/// associative; default +). Returns the end of the output.
 template <execution_policy Policy, std::random_access_iterator In, std::random_access_iterator Out,
           class Op = std::plus<>>
 Out inclusive_scan(Policy&& policy, In first, In last, Out out, Op op = {}) {
@@ -79,7 +79,7 @@ Out inclusive_scan(Policy&& policy, In first, In last, Out out, Op op = {}) {
   }
 }
 
-// With init: out[i] = init op first[0] op ... op first[i].
+/// With init: out[i] = init op first[0] op ... op first[i].
 template <execution_policy Policy, std::random_access_iterator In, std::random_access_iterator Out,
           class Op, class T>
 Out inclusive_scan(Policy&& policy, In first, In last, Out out, Op op, T init) {
@@ -93,7 +93,7 @@ Out inclusive_scan(Policy&& policy, In first, In last, Out out, Op op, T init) {
   }
 }
 
-// std::exclusive_scan: out[0] = init, out[i] = init op first[0] op ... op first[i - 1].
+/// std::exclusive_scan: out[0] = init, out[i] = init op first[0] op ... op first[i - 1].
 template <execution_policy Policy, std::random_access_iterator In, std::random_access_iterator Out,
           class T, class Op = std::plus<>>
 Out exclusive_scan(Policy&& policy, In first, In last, Out out, T init, Op op = {}) {
@@ -107,7 +107,7 @@ Out exclusive_scan(Policy&& policy, In first, In last, Out out, T init, Op op = 
   }
 }
 
-// std::transform_inclusive_scan: the inclusive scan of transform(first[i]).
+/// std::transform_inclusive_scan: the inclusive scan of transform(first[i]).
 template <execution_policy Policy, std::random_access_iterator In, std::random_access_iterator Out,
           class Op, class Transform>
 Out transform_inclusive_scan(Policy&& policy, In first, In last, Out out, Op op,
@@ -121,6 +121,7 @@ Out transform_inclusive_scan(Policy&& policy, In first, In last, Out out, Op op,
   }
 }
 
+/// transform_inclusive_scan starting from init (init op t(first[0]) ...).
 template <execution_policy Policy, std::random_access_iterator In, std::random_access_iterator Out,
           class Op, class Transform, class T>
 Out transform_inclusive_scan(Policy&& policy, In first, In last, Out out, Op op,
@@ -134,7 +135,7 @@ Out transform_inclusive_scan(Policy&& policy, In first, In last, Out out, Op op,
   }
 }
 
-// std::transform_exclusive_scan.
+/// std::transform_exclusive_scan.
 template <execution_policy Policy, std::random_access_iterator In, std::random_access_iterator Out,
           class T, class Op, class Transform>
 Out transform_exclusive_scan(Policy&& policy, In first, In last, Out out, T init, Op op,

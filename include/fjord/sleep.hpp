@@ -12,11 +12,11 @@
 
 namespace fjord {
 
-// How a timed wait ended. A stop request is not an error: the wait simply
-// ends early and says so.
+/// How a timed wait ended. A stop request is not an error: the wait simply
+/// ends early and says so.
 enum class sleep_status {
-  elapsed,   // the time came
-  canceled,  // a stop was requested on the token first
+  elapsed,   ///< the time came
+  canceled,  ///< a stop was requested on the token first
 };
 
 namespace detail {
@@ -48,11 +48,11 @@ class sleep_awaiter {
     }
     // Made (or found) first: the stop callback below uses it too.
     timer_service& service = timer_service::instance();
-    entry_.waiter.park(h);
+    entry_.waiter.begin_wait(h);
     if (token_->stop_possible()) {
       // May run at once (a stop requested just now): cancel() then marks the
       // entry canceled and arm() declines.
-      on_stop_.emplace(*token_, canceller{&entry_});
+      on_stop_.emplace(*token_, canceler{&entry_});
     }
     try {
       if (service.arm(entry_)) {
@@ -60,10 +60,10 @@ class sleep_awaiter {
       }
     } catch (...) {
       on_stop_.reset();
-      entry_.waiter.unpark_unsuspended();
+      entry_.waiter.undo_begin_wait();
       throw;  // out of memory for the heap: the co_await throws
     }
-    entry_.waiter.unpark_unsuspended();  // canceled before it was armed
+    entry_.waiter.undo_begin_wait();  // canceled before it was armed
     return false;
   }
 
@@ -74,24 +74,24 @@ class sleep_awaiter {
   }
 
  private:
-  struct canceller {
+  struct canceler {
     timer_service::entry* entry;
     void operator()() const noexcept { timer_service::instance().cancel(*entry); }
   };
 
   std::optional<std::stop_token> token_;
   timer_service::entry entry_;
-  std::optional<std::stop_callback<canceller>> on_stop_;
+  std::optional<std::stop_callback<canceler>> on_stop_;
 };
 
 }  // namespace detail
 
-// co_await fjord::sleep_until(t): suspends the coroutine (no thread waits)
-// until t, then resumes it where it was running (the thread blocked in its
-// sync_wait, or its pool). The wait ends
-// early with sleep_status::canceled when a stop is requested on `token`, or,
-// when no token is given, on the stop token the coroutine runs under (see
-// current_stop_token()). A time already past does not suspend.
+/// co_await fjord::sleep_until(t): suspends the coroutine (no thread waits)
+/// until t, then resumes it where it was running (the thread blocked in its
+/// sync_wait, or its pool). The wait ends
+/// early with sleep_status::canceled when a stop is requested on `token`, or,
+/// when no token is given, on the stop token the coroutine runs under (see
+/// current_stop_token()). A time already past does not suspend.
 template <class Clock, class Duration>
 [[nodiscard]] detail::sleep_awaiter sleep_until(
     std::chrono::time_point<Clock, Duration> t,
@@ -99,7 +99,7 @@ template <class Clock, class Duration>
   return detail::sleep_awaiter(detail::deadline_at(t), std::move(token));
 }
 
-// co_await fjord::sleep_for(d): sleep_until(now + d).
+/// co_await fjord::sleep_for(d): sleep_until(now + d).
 template <class Rep, class Period>
 [[nodiscard]] detail::sleep_awaiter sleep_for(std::chrono::duration<Rep, Period> d,
                                               std::optional<std::stop_token> token = std::nullopt) {

@@ -11,10 +11,10 @@
 
 namespace fjord {
 
-// Sorts [first, last) by comp (std::less by default). With fjord::par a
-// parallel merge sort that uses a buffer of last - first elements. If comp
-// throws, the exception reaches the caller and the range holds its
-// elements' values in an unspecified state (some may be moved-from).
+/// Sorts [first, last) by comp (std::less by default). With fjord::par a
+/// parallel merge sort that uses a buffer of last - first elements. If comp
+/// throws, the exception reaches the caller and the range holds its
+/// elements' values in an unspecified state (some may be moved-from).
 template <execution_policy Policy, std::random_access_iterator It, class Compare = std::less<>>
 void sort(Policy&& policy, It first, It last, Compare comp = {}) {
   const std::size_t n = detail::checked_length(first, last, "fjord::sort");
@@ -25,7 +25,7 @@ void sort(Policy&& policy, It first, It last, Compare comp = {}) {
   }
 }
 
-// As sort, and equal elements keep their order.
+/// As sort, and equal elements keep their order.
 template <execution_policy Policy, std::random_access_iterator It, class Compare = std::less<>>
 void stable_sort(Policy&& policy, It first, It last, Compare comp = {}) {
   const std::size_t n = detail::checked_length(first, last, "fjord::stable_sort");

@@ -51,7 +51,7 @@ inline void start_detached(pool_core& p, detached_root root) {
   promise.pool = &p;
   promise.start.handle = h;
   try {
-    p.enqueue(&promise.start);
+    p.push_or_inject(&promise.start);
   } catch (...) {
     h.destroy();
     throw;
@@ -60,18 +60,18 @@ inline void start_detached(pool_core& p, detached_root root) {
 
 }  // namespace detail
 
-// Starts t on p as a job and returns at once. Nobody awaits t: an exception
-// leaving it goes to p's unhandled_exception_handler (by default: print it
-// and std::terminate, as an exception leaving a std::thread does). Throws
-// fjord::shutdown_error (and destroys t unrun) if p is being destroyed and
-// the caller is not one of its workers. p must outlive t.
+/// Starts t on p as a job and returns at once. Nobody awaits t: an exception
+/// leaving it goes to p's unhandled_exception_handler (by default: print it
+/// and std::terminate, as an exception leaving a std::thread does). Throws
+/// fjord::shutdown_error (and destroys t unrun) if p is being destroyed and
+/// the caller is not one of its workers. p must outlive t.
 template <class T>
 void spawn(pool& p, task<T> t) {
   if (!t) {
     throw std::invalid_argument(
         "fjord::spawn: the task is empty (default-constructed or moved-from)");
   }
-  detail::start_detached(p.core(), detail::make_detached_root(std::move(t)));
+  detail::start_detached(detail::pool_access::core(p), detail::make_detached_root(std::move(t)));
 }
 
 }  // namespace fjord

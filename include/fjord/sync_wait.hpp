@@ -79,13 +79,13 @@ sync_root make_sync_root(const task<T>& t) {
 
 }  // namespace detail
 
-// Runs t to completion and returns its result (or rethrows its exception).
-// t starts on the calling thread and runs there until it first suspends
-// (on pool::schedule(), a timer, an async primitive ...); the caller then
-// sleeps until t ends, wherever that is. Coroutines of t that suspend on a
-// timer or an async primitive while running on the calling thread are
-// resumed on it. Called from a pool's worker, the worker blocks too: a spare
-// thread takes its place until t ends (docs/scheduler.md, "Blocking").
+/// Runs t to completion and returns its result (or rethrows its exception).
+/// t starts on the calling thread and runs there until it first suspends
+/// (on pool::schedule(), a timer, an async primitive ...); the caller then
+/// sleeps until t ends, wherever that is. Coroutines of t that suspend on a
+/// timer or an async primitive while running on the calling thread are
+/// resumed on it. Called from a pool's worker, the worker blocks too: a spare
+/// thread takes its place until t ends (docs/scheduler.md, "Blocking").
 template <class T>
 T sync_wait(task<T> t) {
   if (!t) {

@@ -10,27 +10,27 @@
 
 namespace fjord {
 
-namespace detail {
-struct task_access;
-}  // namespace detail
-
-// A lazy coroutine producing a T (or void, or a reference). Nothing runs
-// until the task is awaited (or handed to sync_wait, spawn, when_all ...);
-// the awaiting coroutine is resumed by symmetric transfer when the task ends,
-// on whichever thread ended it. An exception leaving the body is stored and
-// rethrown at the co_await. Move-only; destroying a task that never ran (or
-// has finished) destroys its frame.
-//
-//   fjord::task<int> answer() { co_return 42; }
-//   fjord::task<int> twice() { co_return 2 * co_await answer(); }
+/// A lazy coroutine producing a T (or void, or a reference). Nothing runs
+/// until the task is awaited (or handed to sync_wait, spawn, when_all ...);
+/// the awaiting coroutine is resumed by symmetric transfer when the task ends,
+/// on whichever thread ended it. An exception leaving the body is stored and
+/// rethrown at the co_await. Move-only; destroying a task that never ran (or
+/// has finished) destroys its frame.
+///
+///   fjord::task<int> answer() { co_return 42; }
+///   fjord::task<int> twice() { co_return 2 * co_await answer(); }
 template <class T = void>
 class [[nodiscard]] task {
  public:
+  /// Coroutine protocol: the promise of a task's frame.
   using promise_type = detail::task_promise<T>;
+  /// What co_await on the task returns.
   using value_type = T;
 
   task() noexcept = default;
+  /// Moves the task; `other` becomes empty.
   task(task&& other) noexcept : handle_(std::exchange(other.handle_, {})) {}
+  /// Destroys this task's frame (if not started) and takes over `other`'s.
   task& operator=(task&& other) noexcept {
     if (this != &other) {
       reset();
@@ -42,14 +42,16 @@ class [[nodiscard]] task {
   task& operator=(const task&) = delete;
   ~task() { reset(); }
 
-  // False for a default-constructed or moved-from task.
+  /// False for a default-constructed or moved-from task.
   explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
-  // True once the body has run to its end (value or exception).
+  /// True once the body has run to its end (value or exception).
   bool done() const noexcept { return handle_ && handle_.done(); }
 
-  // co_await std::move(t) yields the value; co_await t (an lvalue) yields a
-  // reference to it, leaving it in the task.
+  /// co_await std::move(t) yields the value; co_await t (an lvalue) yields a
+  /// reference to it, leaving it in the task.
   auto operator co_await() && { return awaiter<true>{{handle_}}; }
+  /// co_await on an lvalue task: runs it and yields a reference to the
+  /// result, which stays in the task.
   auto operator co_await() & { return awaiter<false>{{handle_}}; }
 
  private:
@@ -97,6 +99,7 @@ inline constexpr bool is_task_v = false;
 template <class T>
 inline constexpr bool is_task_v<task<T>> = true;
 
+/// @cond internal
 template <class T>
 task<T> task_promise<T>::get_return_object() noexcept {
   return task<T>(std::coroutine_handle<task_promise>::from_promise(*this));
@@ -108,24 +111,7 @@ task<T&> task_promise<T&>::get_return_object() noexcept {
 inline task<void> task_promise<void>::get_return_object() noexcept {
   return task<void>(std::coroutine_handle<task_promise>::from_promise(*this));
 }
-
-// What fjord's own combinators need from a task beyond its public face.
-struct task_access {
-  template <class T>
-  static std::coroutine_handle<task_promise<T>> handle(const task<T>& t) noexcept {
-    return t.handle_;
-  }
-
-  // The result of a finished task: the value (moved out), or its exception.
-  template <class T>
-  static T take_result(task<T>& t) {
-    if constexpr (std::is_reference_v<T> || std::is_void_v<T>) {
-      return t.handle_.promise().result();
-    } else {
-      return std::move(t.handle_.promise()).result();
-    }
-  }
-};
+/// @endcond
 
 // Awaitable: makes the awaiting coroutine run under `token` from here on
 // (and the tasks it awaits inherit it). Never suspends.
@@ -158,16 +144,16 @@ struct stop_token_reader {
 
 }  // namespace detail
 
-// co_await fjord::current_stop_token() yields the stop token the calling
-// coroutine runs under: set by when_any or with_stop_token and inherited by
-// every task it awaits. A coroutine not running under one gets a token on
-// which no stop can be requested.
+/// co_await fjord::current_stop_token() yields the stop token the calling
+/// coroutine runs under: set by when_any or with_stop_token and inherited by
+/// every task it awaits. A coroutine not running under one gets a token on
+/// which no stop can be requested.
 [[nodiscard]] inline detail::stop_token_reader current_stop_token() noexcept {
   return {};
 }
 
-// Runs t under `token`: t, and every task it awaits, sees it through
-// current_stop_token() and in fjord's timed waits.
+/// Runs t under `token`: t, and every task it awaits, sees it through
+/// current_stop_token() and in fjord's timed waits.
 template <class T>
 task<T> with_stop_token(std::stop_token token, task<T> t) {
   co_await detail::stop_token_setter{&token};

@@ -24,10 +24,11 @@
 
 namespace fjord {
 
+/// How a task_group ended (wait(), wait_for(), on_finish()).
 enum class task_group_status {
-  complete,  // every child ran
-  canceled,  // stop was requested; children not yet started were skipped
-  timeout,   // wait_for / wait_until: children still running at the deadline
+  complete,  ///< every child ran
+  canceled,  ///< stop was requested; children not yet started were skipped
+  timeout,   ///< wait_for / wait_until: children still running at the deadline
 };
 
 class task_group;
@@ -66,38 +67,41 @@ struct group_job final : job {
 
 }  // namespace detail
 
-// A dynamic set of children on one pool: run() adds a child, wait() returns
-// when all have finished (helping with the work if called on a worker of the
-// pool), rethrowing the first exception. A child that throws requests stop
-// for the group, as does cancel() or the stop_token given at construction;
-// children that have not started by then are skipped and wait() reports
-// task_group_status::canceled. Children that take a std::stop_token get the
-// group's token to poll.
-//
-// Exactly one thread waits at a time. A group that was canceled stays
-// canceled (a std::stop_source cannot be reset): later children are skipped,
-// so start a new group for new work. The destructor waits for children that
-// are still running; an exception that no wait() rethrew is then counted in
-// pool_stats::suppressed_exceptions.
-//
-// wait_for / wait_until wait at most until a deadline and then return
-// task_group_status::timeout without canceling anything (call cancel() for
-// that). on_finish(callback) runs the callback once, on the thread of the
-// last child to finish (or at once if none is pending), with the group's
-// status and first exception; afterwards the group is finished: run()
-// throws std::logic_error, and wait() returns the status without
-// rethrowing the exception the callback received.
+/// A dynamic set of children on one pool: run() adds a child, wait() returns
+/// when all have finished (helping with the work if called on a worker of the
+/// pool), rethrowing the first exception. A child that throws requests stop
+/// for the group, as does cancel() or the stop_token given at construction;
+/// children that have not started by then are skipped and wait() reports
+/// task_group_status::canceled. Children that take a std::stop_token get the
+/// group's token to poll.
+///
+/// Exactly one thread waits at a time. A group that was canceled stays
+/// canceled (a std::stop_source cannot be reset): later children are skipped,
+/// so start a new group for new work. The destructor waits for children that
+/// are still running; an exception that no wait() rethrew is then counted in
+/// pool_stats::suppressed_exceptions.
+///
+/// wait_for / wait_until wait at most until a deadline and then return
+/// task_group_status::timeout without canceling anything (call cancel() for
+/// that). on_finish(callback) runs the callback once, on the thread of the
+/// last child to finish (or at once if none is pending), with the group's
+/// status and first exception; afterwards the group is finished: run()
+/// throws std::logic_error, and wait() returns the status without
+/// rethrowing the exception the callback received.
 class task_group {
  public:
-  // On the calling worker's pool, or fjord::default_pool() from other threads.
+  /// On the calling worker's pool, or fjord::default_pool() from other threads.
   task_group() : task_group(pool_for_caller()) {}
-  explicit task_group(pool& p) : pool_(&p.core()) {}
+  /// On pool p.
+  explicit task_group(pool& p) : pool_(&detail::pool_access::core(p)) {}
+  /// On the calling worker's pool (else the default pool), canceled when `stop` is.
   explicit task_group(std::stop_token stop) : task_group(pool_for_caller(), std::move(stop)) {}
-  task_group(pool& p, std::stop_token stop) : pool_(&p.core()) {
+  /// On pool p, canceled when `stop` is.
+  task_group(pool& p, std::stop_token stop) : pool_(&detail::pool_access::core(p)) {
     link_.emplace(std::move(stop), canceler{this});
   }
-  // Children wait to start at the given priority (see fjord::priority).
-  task_group(pool& p, priority level) : pool_(&p.core()), level_(level) {
+  /// Children wait to start at the given priority (see fjord::priority).
+  task_group(pool& p, priority level) : pool_(&detail::pool_access::core(p)), level_(level) {
     detail::check_priority(level);
   }
   task_group(const task_group&) = delete;
@@ -112,6 +116,9 @@ class task_group {
     }
   }
 
+  /// Adds a child that runs f() (or f(token) if it takes the group's
+  /// std::stop_token). Throws std::logic_error once the group has finished
+  /// (its on_finish callback ran or is running).
   template <detail::group_callable F>
   void run(F&& f) {
     using job_t = detail::group_job<std::decay_t<F>>;
@@ -135,7 +142,7 @@ class task_group {
       throw;
     }
     try {
-      pool_->enqueue(j, level_);
+      pool_->push_or_inject(j, level_);
     } catch (...) {
       j->~job_t();
       detail::job_heap::deallocate_unrun(j);
@@ -144,7 +151,7 @@ class task_group {
     }
   }
 
-  // Waits for every child so far; rethrows the first exception of a child.
+  /// Waits for every child so far; rethrows the first exception of a child.
   task_group_status wait() {
     if (latch_.count() != 0) {
       pool_->wait(latch_);
@@ -152,28 +159,29 @@ class task_group {
     return result();
   }
 
-  // Waits at most until the deadline: task_group_status::timeout if children
-  // are still running then (nothing is canceled), else as wait(). On a
-  // worker of the pool the wait helps by running other jobs, and returns
-  // only when the job in hand finishes: possibly past the deadline.
+  /// Waits at most until the deadline: task_group_status::timeout if children
+  /// are still running then (nothing is canceled), else as wait(). On a
+  /// worker of the pool the wait helps by running other jobs, and returns
+  /// only when the job in hand finishes: possibly past the deadline.
   template <class Rep, class Period>
   task_group_status wait_for(const std::chrono::duration<Rep, Period>& timeout) {
     return wait_until_steady(detail::deadline_after(timeout));
   }
+  /// As wait_for, until a time point of any clock.
   template <class Clock, class Duration>
   task_group_status wait_until(const std::chrono::time_point<Clock, Duration>& deadline) {
     return wait_until_steady(detail::deadline_at(deadline));
   }
 
-  // Runs callback(status, first_exception) once, when every child added so
-  // far (and every child they add) has finished: on the thread of the last
-  // one, or on this thread at once if none is pending. The callback
-  // receives the group's first exception (wait() then does not rethrow it);
-  // an exception leaving the callback goes to the pool's
-  // unhandled_exception_handler. Once the callback started, run() throws
-  // std::logic_error. Calling on_finish twice throws std::logic_error.
-  // The group is alive while the callback runs, which must therefore not
-  // destroy it nor wait on it (its destructor would wait for the callback).
+  /// Runs callback(status, first_exception) once, when every child added so
+  /// far (and every child they add) has finished: on the thread of the last
+  /// one, or on this thread at once if none is pending. The callback
+  /// receives the group's first exception (wait() then does not rethrow it);
+  /// an exception leaving the callback goes to the pool's
+  /// unhandled_exception_handler. Once the callback started, run() throws
+  /// std::logic_error. Calling on_finish twice throws std::logic_error.
+  /// The group is alive while the callback runs, which must therefore not
+  /// destroy it nor wait on it (its destructor would wait for the callback).
   template <detail::finish_callback F>
   void on_finish(F&& callback) {
     if (finisher_ != nullptr) {
@@ -187,9 +195,11 @@ class task_group {
     }
   }
 
-  // Requests stop: children not yet started are skipped.
+  /// Requests stop: children not yet started are skipped.
   void cancel() noexcept { stop_.request_stop(); }
+  /// Whether stop was requested for the group (cancel(), a child's exception, or the token).
   bool is_canceling() const noexcept { return stop_.stop_requested(); }
+  /// The group's token, for children to poll.
   std::stop_token get_stop_token() const noexcept { return stop_.get_token(); }
 
  private:
@@ -217,7 +227,7 @@ class task_group {
     return result();
   }
 
-  // A child finished, ran or not (or one that run() could not start).
+  /// A child finished, ran or not (or one that run() could not start).
   void child_done() noexcept {
     // Read before the count-down, the group's last touch: its waiter may
     // destroy it from then on.
@@ -231,8 +241,8 @@ class task_group {
     pool->wake_latch_waiter(address, r.waiter);
   }
 
-  // Every child has finished and the hold keeps the group alive: run the
-  // callback, mark the group finished, drop the hold.
+  /// Every child has finished and the hold keeps the group alive: run the
+  /// callback, mark the group finished, drop the hold.
   void finish() noexcept {
     // The children's acq_rel count-downs ordered their error_ and stop
     // writes before the RMW that left only the hold, which we read.
@@ -258,8 +268,8 @@ class task_group {
     return p != nullptr ? *p : default_pool();
   }
 
-  // The first exception is kept; later ones are counted, and any of them
-  // cancels the rest of the group.
+  /// The first exception is kept; later ones are counted, and any of them
+  /// cancels the rest of the group.
   void record(std::exception_ptr e) noexcept {
     if (!error_claimed_.exchange(true, std::memory_order_acq_rel)) {
       error_ = std::move(e);
@@ -276,8 +286,8 @@ class task_group {
   std::exception_ptr error_;
   std::optional<std::stop_callback<canceler>> link_;
   priority level_ = priority::normal;
-  std::unique_ptr<detail::group_finisher> finisher_;  // set by on_finish
-  std::atomic<bool> finished_{false};                 // the callback ran
+  std::unique_ptr<detail::group_finisher> finisher_;  ///< set by on_finish
+  std::atomic<bool> finished_{false};                 ///< the callback ran
 };
 
 template <class F>

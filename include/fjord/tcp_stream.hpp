@@ -11,53 +11,57 @@
 
 namespace fjord {
 
-// Thrown by read_exactly when the peer ends the stream first.
+/// Thrown by read_exactly when the peer ends the stream first.
 class end_of_stream : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
-// A connected TCP socket for coroutines: every operation that would block
-// suspends the coroutine (no thread waits) until the socket is ready, its
-// deadline passes or a stop is requested on the coroutine's stop token.
-// Errors are std::system_error with the errno; a deadline that passes
-// throws one with std::errc::timed_out and a stop one with
-// std::errc::operation_canceled (an operation that returns data has no
-// value to return then). One read and one write may be in flight at once
-// (from different coroutines); a second one in the same direction throws
-// std::logic_error.
+/// A connected TCP socket for coroutines: every operation that would block
+/// suspends the coroutine (no thread waits) until the socket is ready, its
+/// deadline passes or a stop is requested on the coroutine's stop token.
+/// Errors are std::system_error with the errno; a deadline that passes
+/// throws one with std::errc::timed_out and a stop one with
+/// std::errc::operation_canceled (an operation that returns data has no
+/// value to return then). One read and one write may be in flight at once
+/// (from different coroutines); a second one in the same direction throws
+/// std::logic_error.
 class tcp_stream {
  public:
   tcp_stream() noexcept = default;
-  // Adopts a connected socket fd (made non-blocking and registered).
+  /// Adopts a connected socket fd (made non-blocking and registered).
   explicit tcp_stream(int fd) : socket_(fd) {}
 
-  // Connects to `to`. Throws std::system_error (connection refused, timed
-  // out, canceled...).
+  /// Connects to `to`. Throws std::system_error (connection refused, timed
+  /// out, canceled...).
   static task<tcp_stream> connect(ip_endpoint to, io_deadline deadline = {});
 
-  // Reads what is there, at most buffer.size() bytes, waiting if nothing
-  // is; 0 when the peer has ended the stream (or buffer is empty).
+  /// Reads what is there, at most buffer.size() bytes, waiting if nothing
+  /// is; 0 when the peer has ended the stream (or buffer is empty).
   task<std::size_t> read(std::span<std::byte> buffer, io_deadline deadline = {});
-  // Fills buffer; throws fjord::end_of_stream if the stream ends first.
+  /// Fills buffer; throws fjord::end_of_stream if the stream ends first.
   task<void> read_exactly(std::span<std::byte> buffer, io_deadline deadline = {});
-  // Writes some of data, waiting for room if there is none; the count.
+  /// Writes some of data, waiting for room if there is none; the count.
   task<std::size_t> write(std::span<const std::byte> data, io_deadline deadline = {});
-  // Writes all of data (the deadline covers the whole).
+  /// Writes all of data (the deadline covers the whole).
   task<void> write_all(std::span<const std::byte> data, io_deadline deadline = {});
 
-  // Half-close: the peer reads the end of the stream; we can still read.
+  /// Half-close: the peer reads the end of the stream; we can still read.
   void shutdown_write();
-  // Closes now; an operation waiting on the socket throws (EBADF).
-  // Idempotent.
+  /// Closes now; an operation waiting on the socket throws (EBADF).
+  /// Idempotent.
   void close() noexcept { socket_.close(); }
+  /// Whether it holds a socket (false once moved from or closed).
   bool is_open() const noexcept { return socket_.is_open(); }
+  /// The socket's fd, or -1.
   int native_handle() const noexcept { return socket_.is_open() ? socket_.fd() : -1; }
 
-  // TCP_NODELAY: small writes go out at once (on by default for streams
-  // fjord makes or accepts).
+  /// TCP_NODELAY: small writes go out at once (on by default for streams
+  /// fjord makes or accepts).
   void set_no_delay(bool on);
+  /// This end's address.
   ip_endpoint local_endpoint() const;
+  /// The peer's address.
   ip_endpoint remote_endpoint() const;
 
  private:

@@ -13,8 +13,8 @@
 
 namespace fjord {
 
-// out[i] = op(first[i]) for every i; returns the end of the output. The
-// output may be the input (in place) but must not overlap it otherwise.
+/// out[i] = op(first[i]) for every i; returns the end of the output. The
+/// output may be the input (in place) but must not overlap it otherwise.
 template <execution_policy Policy, std::random_access_iterator In, std::random_access_iterator Out,
           class UnaryOp>
 Out transform(Policy&& policy, In first, In last, Out out, UnaryOp op) {
@@ -30,7 +30,7 @@ Out transform(Policy&& policy, In first, In last, Out out, UnaryOp op) {
   }
 }
 
-// out[i] = op(first1[i], first2[i]) for every i of [first1, last1).
+/// out[i] = op(first1[i], first2[i]) for every i of [first1, last1).
 template <execution_policy Policy, std::random_access_iterator In1, std::random_access_iterator In2,
           std::random_access_iterator Out, class BinaryOp>
 Out transform(Policy&& policy, In1 first1, In1 last1, In2 first2, Out out, BinaryOp op) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fjord/detail/fanout.hpp"
+#include "fjord/detail/result_slot.hpp"
 #include "fjord/task.hpp"
 
 namespace fjord {
@@ -25,16 +26,8 @@ template <class R>
 concept task_range = std::ranges::input_range<R> &&
     is_task_v<std::remove_cvref_t<std::ranges::range_reference_t<R>>>;
 
-// A task's result as a tuple element: void becomes std::monostate and a
-// reference a std::reference_wrapper.
 template <class T>
-using element_t =
-    std::conditional_t<std::is_void_v<T>, std::monostate,
-                       std::conditional_t<std::is_reference_v<T>,
-                                          std::reference_wrapper<std::remove_reference_t<T>>, T>>;
-
-template <class T>
-element_t<T> take_element(task<T>& t) {
+storable_t<T> take_element(task<T>& t) {
   if constexpr (std::is_void_v<T>) {
     task_access::take_result(t);
     return {};
@@ -53,13 +46,13 @@ void rethrow_first_error(Task& t) {
 }
 
 template <class... T>
-task<std::tuple<element_t<T>...>> when_all_tuple(task<T>... tasks) {
+task<std::tuple<storable_t<T>...>> when_all_tuple(task<T>... tasks) {
   std::tuple<task<T>&...> children(tasks...);
   std::array<fanout::slot, sizeof...(T)> slots;
   fanout f(slots, &children, &runner_for_tuple<std::tuple<task<T>&...>>, nullptr);
   co_await fanout::awaiter{f};
   (rethrow_first_error(tasks), ...);
-  co_return std::tuple<element_t<T>...>(take_element(tasks)...);
+  co_return std::tuple<storable_t<T>...>(take_element(tasks)...);
 }
 
 // One child's outcome, moved out of its task by the child's runner, which then
@@ -67,7 +60,7 @@ task<std::tuple<element_t<T>...>> when_all_tuple(task<T>... tasks) {
 // parallel, instead of in the parent after the last one finished.
 template <class T>
 struct outcome {
-  std::optional<element_t<T>> value;
+  std::optional<storable_t<T>> value;
   std::exception_ptr error;
 };
 
@@ -95,7 +88,7 @@ std::coroutine_handle<child_runner::promise_type> settling_runner(void* children
 }
 
 template <class T>
-task<std::conditional_t<std::is_void_v<T>, void, std::vector<element_t<T>>>> when_all_vector(
+task<std::conditional_t<std::is_void_v<T>, void, std::vector<storable_t<T>>>> when_all_vector(
     std::vector<task<T>> tasks) {
   std::vector<outcome<T>> outcomes(tasks.size());
   settling_children<T> children{&tasks, &outcomes};
@@ -108,7 +101,7 @@ task<std::conditional_t<std::is_void_v<T>, void, std::vector<element_t<T>>>> whe
     }
   }
   if constexpr (!std::is_void_v<T>) {
-    std::vector<element_t<T>> results;
+    std::vector<storable_t<T>> results;
     results.reserve(outcomes.size());
     for (outcome<T>& o : outcomes) {
       results.push_back(std::move(*o.value));
@@ -142,16 +135,16 @@ auto to_task_vector(R&& range) {
 
 }  // namespace detail
 
-// Awaits every task, running them in parallel on the current pool (when
-// awaited from a worker; one after another on the awaiting thread
-// otherwise). The coroutine resumes when the last task ends, on the thread
-// that ended it; no thread blocks. Yields a tuple of the results (void as
-// std::monostate, a reference as std::reference_wrapper). If any task
-// threw, every task still runs to its end, then the exception of the first
-// one (in argument order) that threw is rethrown; the others are dropped.
-// The tasks inherit the awaiting coroutine's stop token.
+/// Awaits every task, running them in parallel on the current pool (when
+/// awaited from a worker; one after another on the awaiting thread
+/// otherwise). The coroutine resumes when the last task ends, on the thread
+/// that ended it; no thread blocks. Yields a tuple of the results (void as
+/// std::monostate, a reference as std::reference_wrapper). If any task
+/// threw, every task still runs to its end, then the exception of the first
+/// one (in argument order) that threw is rethrown; the others are dropped.
+/// The tasks inherit the awaiting coroutine's stop token.
 template <class... T>
-task<std::tuple<detail::element_t<T>...>> when_all(task<T>... tasks) {
+task<std::tuple<detail::storable_t<T>...>> when_all(task<T>... tasks) {
   if ((!tasks || ...)) {
     throw std::invalid_argument(
         "fjord::when_all: an empty task (default-constructed or moved-from)");
@@ -159,8 +152,8 @@ task<std::tuple<detail::element_t<T>...>> when_all(task<T>... tasks) {
   return detail::when_all_tuple(std::move(tasks)...);
 }
 
-// The same over a range of task<T> (the tasks are moved out of it): yields a
-// std::vector of the results in range order, or nothing for task<void>.
+/// The same over a range of task<T> (the tasks are moved out of it): yields a
+/// std::vector of the results in range order, or nothing for task<void>.
 template <detail::task_range R>
 auto when_all(R&& tasks) {
   return detail::when_all_vector(detail::to_task_vector(std::forward<R>(tasks)));

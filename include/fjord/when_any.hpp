@@ -11,20 +11,25 @@
 #include <vector>
 
 #include "fjord/detail/fanout.hpp"
+#include "fjord/detail/result_slot.hpp"
 #include "fjord/task.hpp"
 #include "fjord/when_all.hpp"
 
 namespace fjord {
 
-// The outcome of when_any over a range: which task finished first, and its
-// result.
+/// The outcome of when_any over a range: which task finished first, and its
+/// result.
 template <class T>
 struct when_any_result {
+  /// Which task finished first (its position in the range).
   std::size_t index;
+  /// Its result.
   T value;
 };
+/// when_any over tasks of void: only the index.
 template <>
 struct when_any_result<void> {
+  /// Which task finished first (its position in the range).
   std::size_t index;
 };
 
@@ -56,17 +61,17 @@ struct stop_forwarder {
 };
 
 template <std::size_t I, class... T>
-std::variant<element_t<T>...> take_winner(std::size_t winner, std::tuple<task<T>...>& tasks) {
+std::variant<storable_t<T>...> take_winner(std::size_t winner, std::tuple<task<T>...>& tasks) {
   if constexpr (I + 1 < sizeof...(T)) {
     if (winner != I) {
       return take_winner<I + 1, T...>(winner, tasks);
     }
   }
-  return std::variant<element_t<T>...>(std::in_place_index<I>, take_element(std::get<I>(tasks)));
+  return std::variant<storable_t<T>...>(std::in_place_index<I>, take_element(std::get<I>(tasks)));
 }
 
 template <class... T>
-task<std::variant<element_t<T>...>> when_any_tuple(task<T>... args) {
+task<std::variant<storable_t<T>...>> when_any_tuple(task<T>... args) {
   std::tuple<task<T>...> tasks(std::move(args)...);
   fanout::race race;
   stop_forwarder forward{.callback = {}, .race = &race};
@@ -96,16 +101,16 @@ task<when_any_result<T>> when_any_vector(std::vector<task<T>> tasks) {
 
 }  // namespace detail
 
-// Runs the tasks as when_all does; the first to finish (with a value or an
-// exception) wins: the others are asked to stop through the stop token they
-// run under (see current_stop_token(); fjord's timed waits end early on
-// it). Structured: the coroutine resumes once every task has ended, so no
-// task outlives the call. Yields the winner's result as a variant (its
-// index is the winner's position), or rethrows the winner's exception;
-// the losers' results and exceptions are dropped. A stop request on the
-// awaiting coroutine's own token is passed on to every task.
+/// Runs the tasks as when_all does; the first to finish (with a value or an
+/// exception) wins: the others are asked to stop through the stop token they
+/// run under (see current_stop_token(); fjord's timed waits end early on
+/// it). Structured: the coroutine resumes once every task has ended, so no
+/// task outlives the call. Yields the winner's result as a variant (its
+/// index is the winner's position), or rethrows the winner's exception;
+/// the losers' results and exceptions are dropped. A stop request on the
+/// awaiting coroutine's own token is passed on to every task.
 template <class... T>
-task<std::variant<detail::element_t<T>...>> when_any(task<T>... tasks) {
+task<std::variant<detail::storable_t<T>...>> when_any(task<T>... tasks) {
   static_assert(sizeof...(T) > 0, "fjord::when_any needs at least one task");
   if ((!tasks || ...)) {
     throw std::invalid_argument(
@@ -114,8 +119,8 @@ task<std::variant<detail::element_t<T>...>> when_any(task<T>... tasks) {
   return detail::when_any_tuple(std::move(tasks)...);
 }
 
-// The same over a range of task<T> (moved out of it); throws
-// std::invalid_argument if the range is empty.
+/// The same over a range of task<T> (moved out of it); throws
+/// std::invalid_argument if the range is empty.
 template <detail::task_range R>
 auto when_any(R&& tasks) {
   auto v = detail::to_task_vector(std::forward<R>(tasks));

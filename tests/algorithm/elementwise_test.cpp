@@ -309,7 +309,7 @@ TEST(parallel_policy, builders_return_modified_copies) {
 TEST(parallel_policy, without_on_a_worker_uses_its_own_pool) {
   fjord::pool& p = test_support::two_workers();
   std::atomic<int> elsewhere{0};
-  p.invoke([&] {
+  p.call([&] {
     std::vector<int> v(64);
     fjord::for_each(fjord::par, v.begin(), v.end(), [&](int&) {
       std::this_thread::sleep_for(std::chrono::microseconds(200));  // heavy: goes parallel

@@ -102,8 +102,8 @@ TEST(reduce, deterministic_sums_are_bit_identical_on_any_pool) {
               bits(on_default));
     EXPECT_EQ(bits(fjord::reduce(policy.on(test_support::two_workers()), v.begin(), v.end(), 0.0)),
               bits(on_default));
-    // From inside a worker, where the call does not enter through invoke.
-    test_support::two_workers().invoke(
+    // From inside a worker, where the call does not enter through pool::call.
+    test_support::two_workers().call(
         [&] { EXPECT_EQ(bits(fjord::reduce(policy, v.begin(), v.end(), 0.0)), bits(on_default)); });
   }
   const double plain = std::accumulate(v.begin(), v.end(), 0.0);

@@ -243,7 +243,7 @@ TEST(inclusive_scan, deterministic_from_inside_a_worker_matches_the_caller) {
   std::vector<double> inside(v.size());
   const auto policy = fjord::par.deterministic();
   fjord::inclusive_scan(policy, v.begin(), v.end(), outside.begin());
-  test_support::two_workers().invoke(
+  test_support::two_workers().call(
       [&] { fjord::inclusive_scan(policy, v.begin(), v.end(), inside.begin()); });
   EXPECT_EQ(std::memcmp(outside.data(), inside.data(), v.size() * sizeof(double)), 0);
 }

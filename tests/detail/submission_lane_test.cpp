@@ -11,8 +11,8 @@
 
 namespace {
 
-using fjord::detail::injection_ring;
 using fjord::detail::job;
+using fjord::detail::lane_ring;
 using fjord::detail::run_job;
 using fjord::detail::submission_lane;
 
@@ -26,10 +26,10 @@ struct counted_job : job {
 // Publishes j by pointer; false when the lane is full.
 bool publish(submission_lane& lane, job* j) {
   lane.begin();
-  injection_ring::slot* s = lane.next_free_slot();
+  lane_ring::slot* s = lane.next_free_slot();
   if (s != nullptr) {
-    injection_ring::store_pointer(s, j);
-    lane.publish(s, injection_ring::run_pointer_fn());
+    lane_ring::store_pointer(s, j);
+    lane.publish(s, lane_ring::run_pointer_fn());
   }
   lane.end();
   return s != nullptr;

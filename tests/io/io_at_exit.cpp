@@ -53,7 +53,7 @@ waits_at_exit at_exit;  // constructed before the default pool, so destroyed aft
 int main() {
   // Bring the default pool up (and, with it, its end at exit), and the
   // reactor with a wait served while the pool lives.
-  fjord::default_pool().invoke([] {});
+  fjord::default_pool().call([] {});
   auto warm = []() -> fjord::task<int> { co_return 1; };
   return fjord::sync_wait(warm()) == 1 ? 0 : 3;
 }

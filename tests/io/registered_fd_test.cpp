@@ -329,7 +329,7 @@ TEST(registered_fd, the_poller_role_is_handed_on_across_pools) {
   EXPECT_TRUE(q_spun_until_p.load()) << "P's fd waited for Q's long job to end";
 }
 
-// A pool being destroyed waits for a coroutine parked on an fd (as for a
+// A pool being destroyed waits for a coroutine waiting on an fd (as for a
 // sleep); closing the registration lets it finish.
 TEST(registered_fd, destroying_a_pool_waits_for_a_coroutine_waiting_for_an_fd) {
   const pipe_pair p;

@@ -143,7 +143,7 @@ TEST(trace, fork_join_records_jobs_steals_and_parks_on_each_worker) {
   fjord::trace::start();
   long total = 0;
   for (int i = 0; i < 20; ++i) {
-    total += pool.invoke([] { return fib(20); });
+    total += pool.call([] { return fib(20); });
   }
   pool.wait_idle();  // every job has ended (and recorded its end)
   fjord::trace::stop();
@@ -172,7 +172,7 @@ TEST(trace, a_forced_steal_is_recorded_with_its_victim_and_the_stolen_job_runs_o
   fjord::trace::start();
   // The first half waits for the second to start, which only a thief can
   // do: the other worker must steal it from this one.
-  pool.invoke([] {
+  pool.call([] {
     std::atomic<bool> second_started{false};
     fjord::join(
         [&] {
@@ -212,7 +212,7 @@ TEST(trace, task_group_children_are_forks_and_each_stolen_one_follows_its_fork) 
   fjord::trace::start();
   std::atomic<int> ran{0};
   for (int round = 0; round < 20; ++round) {
-    pool.invoke([&] {
+    pool.call([&] {
       fjord::task_group group;
       for (int i = 0; i < 200; ++i) {
         group.run([&] {
@@ -447,7 +447,7 @@ TEST(trace, a_forked_child_does_not_trace) {
 TEST(trace, json_is_the_same_whether_written_directly_or_through_the_binary_form) {
   fjord::pool pool(fjord::pool_options{.workers = 2});
   fjord::trace::start();
-  pool.invoke([] { return fib(16); });
+  pool.call([] { return fib(16); });
   fjord::trace::stop();
   const std::string json = temp_path("direct.json");
   fjord::trace::write(json);

@@ -41,7 +41,7 @@ class channel_parker {
 
   // A coroutine about to suspend: records where it resumes. Any time before
   // finish_suspend(): a wake() that comes first only marks the parker.
-  void prepare(std::coroutine_handle<> h) noexcept { coroutine_.park(h); }
+  void prepare(std::coroutine_handle<> h) noexcept { coroutine_.begin_wait(h); }
 
   // The coroutine's last step in await_suspend, after every waiter is queued
   // and every lock released: true to suspend, false when the winner already
@@ -54,7 +54,7 @@ class channel_parker {
     // Recorded first: once suspended, the frame may be resumed and gone.
     trace_point(trace_kind::channel_block, 0, trace_address(this));
     if (phase_.exchange(suspended, std::memory_order_acq_rel) == woken) {
-      coroutine_.unpark_unsuspended();
+      coroutine_.undo_begin_wait();
       return false;
     }
     return true;
@@ -93,7 +93,7 @@ class channel_parker {
   std::atomic<int> selected_{unclaimed};
   std::atomic<std::uint8_t> phase_{running};
   bool on_thread_;
-  parked_coroutine coroutine_;
+  waiting_coroutine coroutine_;
   parker thread_;
 };
 

@@ -14,7 +14,6 @@
 #include "fjord/detail/task_promise.hpp"
 #include "fjord/detail/transfer.hpp"
 #include "fjord/detail/worker.hpp"
-#include "fjord/task.hpp"
 
 namespace fjord::detail {
 

@@ -45,7 +45,7 @@ class fd_wait {
   io_status await_resume() noexcept;
 
  private:
-  struct canceller {
+  struct canceler {
     io_waiter* waiter;
     void operator()() const noexcept;
   };
@@ -65,7 +65,7 @@ class fd_wait {
   io_deadline deadline_;
   std::optional<std::stop_token> token_;
   io_waiter waiter_;
-  std::optional<std::stop_callback<canceller>> on_stop_;
+  std::optional<std::stop_callback<canceler>> on_stop_;
 };
 
 }  // namespace fjord::detail

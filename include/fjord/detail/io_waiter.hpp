@@ -8,7 +8,7 @@
 namespace fjord::detail {
 
 // A coroutine waiting for one direction of a registered fd. Its timer entry
-// (used when the wait has a deadline) carries the parked coroutine.
+// (used when the wait has a deadline) carries the waiting coroutine.
 //
 // Two holds keep it from being resumed too early: the suspending thread's,
 // dropped when await_suspend has finished setting up (timer, stop

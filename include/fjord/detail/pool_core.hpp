@@ -37,6 +37,13 @@ class reactor;
 
 // The scheduler behind fjord::pool. The protocols (deque, census, sleep and
 // wake-up, shutdown) are argued in docs/scheduler.md.
+//
+// Vocabulary, here and in the docs: a job is *pushed* on the calling
+// worker's own deque, or *injected* from any thread through the injection
+// path (the thread's submission lane and its lane_ring, else a shard's
+// linked queue); push_or_inject() pushes when it can. A worker *parks*
+// (its thread blocks on its parker); a coroutine *waits* (it is suspended
+// and holds no thread) and is resumed as a job.
 class pool_core {
  public:
   explicit pool_core(const pool_options& options);
@@ -69,9 +76,9 @@ class pool_core {
 
   // Puts a job where it runs soonest: the calling worker's own deque (no
   // fence), else the injection path. Throws like inject().
-  void enqueue(job* j) {
-    worker* w = current_worker;
-    if (w != nullptr && w->pool == this && w->deque.push(j)) {
+  void push_or_inject(job* j) {
+    worker* w = current_worker_of(this);
+    if (w != nullptr && w->deque.push(j)) {
       trace_point(trace_kind::fork, 0, trace_address(j));
       notify_local_push();
       return;
@@ -79,18 +86,18 @@ class pool_core {
     inject(j, j, 1);
   }
 
-  // At priority p: normal is enqueue(j); high and low go to that level's
+  // At priority p: normal is push_or_inject(j); high and low go to that level's
   // queue, from any thread (docs/scheduler.md, "Priorities").
-  void enqueue(job* j, priority p) {
+  void push_or_inject(job* j, priority p) {
     if (p == priority::normal) {
-      enqueue(j);
+      push_or_inject(j);
     } else {
-      push_to_level(p, j, j, 1);
+      inject_at_level(p, j, j, 1);
     }
   }
   // Any thread: the chain first..last on level p's queue (not normal).
   // Throws like inject().
-  void push_to_level(priority p, job* first, job* last, std::uint64_t count);
+  void inject_at_level(priority p, job* first, job* last, std::uint64_t count);
 
   // Any thread. Enqueues the chain first..last (linked through job::next),
   // `count` jobs, on the injection path.
@@ -98,22 +105,22 @@ class pool_core {
   // caller is one of this pool's workers (a draining job may still fork).
   void inject(job* first, job* last, std::uint64_t count);
   // The same, always through the linked queue.
-  void push_to_queue(job* first, job* last, std::uint64_t count);
+  void inject_to_shard(job* first, job* last, std::uint64_t count);
 
-  // Hands back a coroutine that parked while running on this pool (a timer
+  // Hands back a coroutine that suspended to wait while running on this pool (a timer
   // or an async primitive woke it), from any thread, also while the pool is
   // being destroyed: it is work in progress, not new work, and the pool
-  // cannot end before it runs (see note_parked()).
-  void resume_parked(job* j) noexcept;
+  // cannot end before it runs (see note_waiting()).
+  void resume_waiting(job* j) noexcept;
 
-  // A coroutine parks while running on one of our workers / runs again on
-  // one. A pool does not end while any coroutine is parked on it, so a
+  // A coroutine starts waiting while running on one of our workers / runs again on
+  // one. A pool does not end while any coroutine waits on it, so a
   // timer or a primitive never wakes a coroutine into a pool that is gone.
   // Relaxed: both happen on a worker of ours in the middle of a job, before
   // that worker can go idle (which takes idle_mutex_, where the end of the
   // pool is decided).
-  void note_parked() noexcept { parked_.fetch_add(1, std::memory_order_relaxed); }
-  void note_resumed() noexcept { parked_.fetch_sub(1, std::memory_order_relaxed); }
+  void note_waiting() noexcept { waiting_.fetch_add(1, std::memory_order_relaxed); }
+  void note_resumed() noexcept { waiting_.fetch_sub(1, std::memory_order_relaxed); }
 
   // A thread that is not one of our workers: its own lane into this pool,
   // made or adopted on first use, or nullptr when the pool has max_lanes
@@ -123,20 +130,20 @@ class pool_core {
   // A thread that is not one of our workers: builds one job in a slot of
   // its own lane (build(slot) returns the job's execute function) and
   // publishes it. false when the thread has no lane, or its lane is full or
-  // busy with an outer submission of ours: use push_to_queue(). Throws
+  // busy with an outer submission of ours: use inject_to_shard(). Throws
   // fjord::shutdown_error once the pool is being destroyed, and whatever
   // build throws (the slot is then published empty).
   template <class Build>
-  bool submit_through_lane(Build&& build) {
+  bool inject_through_lane(Build&& build) {
     submission_lane* lane = lane_for_this_thread();
     if (lane == nullptr) {
       return false;
     }
-    injection_ring::slot* s = begin_lane_submission(*lane);
+    lane_ring::slot* s = begin_lane_submission(*lane);
     if (s == nullptr) {
       return false;
     }
-    job::execute_fn fn = injection_ring::run_nothing_fn();
+    job::execute_fn fn = lane_ring::run_nothing_fn();
     trace_point(trace_kind::inject, 0, trace_address(s), id_);
     try {
       fn = std::forward<Build>(build)(s);
@@ -154,19 +161,19 @@ class pool_core {
   [[noreturn]] static void throw_forked();
 
   // Refuses new work from outside, runs every job already submitted and
-  // every coroutine parked here, then joins the threads. Idempotent. From
+  // every coroutine waiting here, then joins the threads. Idempotent. From
   // one of the pool's own threads (std::exit called in a job) it cannot wait
   // for itself: it only refuses new work and returns false; the threads are
   // then left to the end of the process and the core must not be freed.
-  // With abandon_parked (the default pool at exit), coroutines still
-  // parked here are not waited for: like threads still running at exit,
+  // With abandon_waiting (the default pool at exit), coroutines still
+  // waiting here are not waited for: like threads still running at exit,
   // they are left behind (the core is never freed then, so a late wake-up
   // only queues a job nobody runs).
-  bool shut_down(bool abandon_parked = false) noexcept;
+  bool shut_down(bool abandon_waiting = false) noexcept;
   bool is_shut_down() const noexcept { return stopping_.load(std::memory_order_acquire); }
 
   // Blocks until the pool is quiescent: every thread idle in its main loop,
-  // nothing queued, no coroutine parked here (pool::wait_idle). Throws
+  // nothing queued, no coroutine waiting here (pool::wait_idle). Throws
   // std::logic_error on one of this pool's own threads, which would wait
   // for itself. Protocol: docs/scheduler.md, "Waiting for idle".
   void wait_idle();
@@ -213,9 +220,9 @@ class pool_core {
     }
   }
 
-  // submit_through_lane's two halves. begin: a slot of the lane, or nullptr
+  // inject_through_lane's two halves. begin: a slot of the lane, or nullptr
   // when the lane is full or already busy; end: after the publication.
-  injection_ring::slot* begin_lane_submission(submission_lane& lane) {
+  lane_ring::slot* begin_lane_submission(submission_lane& lane) {
     if (lane.submitting()) [[unlikely]] {
       // Submitting from inside a submission (a callable's constructor posts):
       // the outer one holds the lane's next slot, so take the linked queue.
@@ -229,7 +236,7 @@ class pool_core {
       lane.end();
       throw_shutdown();
     }
-    injection_ring::slot* s = lane.next_free_slot();
+    lane_ring::slot* s = lane.next_free_slot();
     if (s == nullptr) [[unlikely]] {
       lane.end();
     }
@@ -310,8 +317,7 @@ class pool_core {
   // Memory for a job that runs on this pool and frees itself when done: the
   // calling worker's heap, or the pool's recycler for any other thread.
   void* allocate_job(std::size_t size, std::size_t align) {
-    worker* w = current_worker;
-    if (w != nullptr && w->pool == this) {
+    if (worker* w = current_worker_of(this)) {
       return job_heap::allocate(&w->heap, size, align);
     }
     return recycler_.allocate(size, align);
@@ -319,9 +325,9 @@ class pool_core {
 
   std::int64_t live_heap_blocks() const noexcept;
 
-  // Coroutines parked on this pool right now (for tests).
-  std::int64_t parked_coroutines() const noexcept {
-    return parked_.load(std::memory_order_relaxed);
+  // Coroutines waiting on this pool right now (for tests).
+  std::int64_t waiting_coroutines() const noexcept {
+    return waiting_.load(std::memory_order_relaxed);
   }
 
   // Submission lanes made so far (for tests: lanes of finished threads are
@@ -341,7 +347,7 @@ class pool_core {
     alignas(false_sharing_range) std::atomic<std::uint32_t> submitters{0};
   };
 
-  // push_to_queue / push_to_level: the chain on s, with the shutdown
+  // inject_to_shard / inject_at_level: the chain on s, with the shutdown
   // handshake for callers from outside.
   void push_to_shard(shard& s, job* first, job* last, std::uint64_t count);
   static void thread_main(void* w) noexcept;
@@ -370,7 +376,7 @@ class pool_core {
   bool try_end_locked() noexcept;
   // Under idle_mutex_: every thread idle in its main loop or retired (a
   // blocked or paused worker has a job in hand, a thread being started is
-  // neither), no coroutine parked here, nothing queued.
+  // neither), no coroutine waiting here, nothing queued.
   bool quiescent_locked() const noexcept;
   // Under idle_mutex_, from a thread that just went idle: tells wait_idle()
   // callers when the pool became quiescent.
@@ -446,11 +452,11 @@ class pool_core {
   std::atomic<bool> drained_{false};
   std::atomic<bool> exit_{false};
   std::atomic<std::uint64_t> suppressed_{0};
-  // Coroutines parked on this pool (timers, async primitives).
-  alignas(false_sharing_range) std::atomic<std::int64_t> parked_{0};
-  // Threads inside resume_parked() from outside (see there).
+  // Coroutines waiting on this pool (timers, async primitives).
+  alignas(false_sharing_range) std::atomic<std::int64_t> waiting_{0};
+  // Threads inside resume_waiting() from outside (see there).
   std::atomic<std::uint32_t> wakers_{0};
-  std::atomic<bool> abandon_parked_{false};  // see shut_down()
+  std::atomic<bool> abandon_waiting_{false};  // see shut_down()
   // More threads run than size(): one retires at its next job boundary.
   alignas(false_sharing_range) std::atomic<bool> surplus_{false};
   // 1 while paused; the futex paused workers sleep on. On surplus_'s line:

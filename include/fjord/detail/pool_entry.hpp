@@ -22,12 +22,12 @@ decltype(auto) enter_pool(const parallel_policy& policy, OnPool&& on_pool,
       return on_pool(w->pool->size());
     }
     p = &default_pool();
-    if (p->core().is_shut_down()) [[unlikely]] {
+    if (pool_access::core(*p).is_shut_down()) [[unlikely]] {
       return sequential();
     }
   }
   const std::size_t workers = p->size();
-  return p->invoke([&] { return on_pool(workers); });
+  return p->call([&] { return on_pool(workers); });
 }
 
 }  // namespace fjord::detail

@@ -18,7 +18,7 @@ class pool_core;
 
 // One registered file descriptor: its two directions, each a slot that is
 // empty, holds readiness no waiter has consumed yet, holds the waiter
-// parked on it, or says the registration was closed. The slot is the only
+// waiting on it, or says the registration was closed. The slot is the only
 // way to the waiter from the reactor's side, so whoever takes the waiter
 // out of it (a readiness event, the waiter's timer, its stop callback,
 // close()) is the one that completes it (docs/io.md, "Waiting for an fd").
@@ -96,7 +96,7 @@ class reactor {
            !poller_.exchange(true, std::memory_order_seq_cst);
   }
   // Dispatches the events the last wait() or poll_now() collected (their
-  // coroutines go where parked_coroutine::wake sends them: on the calling
+  // coroutines go where waiting_coroutine::wake sends them: on the calling
   // worker's deque when they are of its pool), then gives the role up.
   // Returns how many coroutines it woke.
   std::size_t dispatch_and_release() noexcept;

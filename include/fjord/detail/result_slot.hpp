@@ -5,17 +5,18 @@
 #include <optional>
 #include <type_traits>
 #include <utility>
+#include <variant>  // std::monostate
 
 #include "fjord/detail/assert.hpp"
 
 namespace fjord::detail {
 
-// Stand-in for a void result, so every callable has a storable result.
-struct void_result {};
-
+// A result in a form that can be stored and returned as a value: void
+// becomes std::monostate and a reference a std::reference_wrapper (join's
+// pairs, invoke's and when_all's tuples).
 template <class T>
 using storable_t =
-    std::conditional_t<std::is_void_v<T>, void_result,
+    std::conditional_t<std::is_void_v<T>, std::monostate,
                        std::conditional_t<std::is_reference_v<T>,
                                           std::reference_wrapper<std::remove_reference_t<T>>, T>>;
 

@@ -28,7 +28,7 @@ struct resume_job : job {
 // waiter, which unlocks...) never grows the stack.
 void resume_inline(resume_job& j) noexcept;
 
-// A coroutine parked on a timer or an async primitive, and where it goes on
+// A coroutine waiting on a timer or an async primitive, and where it goes on
 // when woken: back to the thread blocked in sync_wait that it was running
 // on (its task's), or else back to the pool it was running on (as a job, on
 // the waker's own deque when the waker is a worker of that pool; also while
@@ -36,11 +36,11 @@ void resume_inline(resume_job& j) noexcept;
 // by some other library) goes to the waker's pool if the waker is a worker,
 // else to fjord::default_pool(), else (static destruction) runs inline on
 // the waking thread, through the trampoline.
-struct parked_coroutine : resume_job {
+struct waiting_coroutine : resume_job {
   pool_core* home = nullptr;
   sync_wait_loop* loop = nullptr;
 
-  void park(std::coroutine_handle<> h) noexcept {
+  void begin_wait(std::coroutine_handle<> h) noexcept {
     handle = h;
     const worker* w = current_worker;
     if (sync_wait_loop* waiting = sync_wait_loop::current(); waiting != nullptr || w == nullptr) {
@@ -54,14 +54,14 @@ struct parked_coroutine : resume_job {
       home = w->pool;
       loop = nullptr;
       job::execute = &resume_at_home;
-      home->note_parked();
+      home->note_waiting();
       trace_point(trace_kind::coroutine_suspend, 0, trace_address(static_cast<job*>(this)));
     }
   }
 
   // The coroutine did not suspend after all (a sleep canceled before its
-  // timer was armed): undo park().
-  void unpark_unsuspended() noexcept {
+  // timer was armed): undo begin_wait().
+  void undo_begin_wait() noexcept {
     if (home != nullptr) {
       home->note_resumed();
     }
@@ -72,7 +72,7 @@ struct parked_coroutine : resume_job {
 
  private:
   static void resume_at_home(job* j) noexcept {
-    auto* self = static_cast<parked_coroutine*>(j);
+    auto* self = static_cast<waiting_coroutine*>(j);
     self->home->note_resumed();  // on a worker of home, before it can go idle
     resume(self->handle);
   }

@@ -19,16 +19,13 @@ class schedule_awaiter : resume_job {
   explicit schedule_awaiter(pool_core& p, priority level = priority::normal) noexcept
       : pool_(&p), level_(level) {}
 
-  bool await_ready() const noexcept {
-    const worker* w = current_worker;
-    return w != nullptr && w->pool == pool_;
-  }
+  bool await_ready() const noexcept { return current_worker_of(pool_) != nullptr; }
   void await_suspend(std::coroutine_handle<> h) {
     handle = h;
     if (level_ == priority::normal) {
       pool_->inject(this, this, 1);
     } else {
-      pool_->push_to_level(level_, this, this, 1);
+      pool_->inject_at_level(level_, this, this, 1);
     }
   }
   void await_resume() const noexcept {}

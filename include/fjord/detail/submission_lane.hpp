@@ -5,13 +5,13 @@
 #include <memory>
 
 #include "fjord/detail/config.hpp"
-#include "fjord/detail/injection_ring.hpp"
 #include "fjord/detail/job.hpp"
+#include "fjord/detail/lane_ring.hpp"
 
 namespace fjord::detail {
 
 // One thread's private path into one pool: a chain of single-producer
-// injection_rings, each twice the size of the one before. The thread that
+// lane_rings, each twice the size of the one before. The thread that
 // owns the lane is its only producer, so a submission is plain stores: no
 // read-modify-write, no lock, no allocation for a small callable. When the
 // newest ring is full the owner links a bigger successor and moves on;
@@ -41,14 +41,14 @@ class submission_lane {
   void begin() noexcept { busy_.store(true, std::memory_order_relaxed); }
   // Owner only, after begin(): a slot to build the job in, or nullptr when
   // the lane is full.
-  injection_ring::slot* next_free_slot() noexcept {
-    if (injection_ring::slot* s = newest_->next_free_slot()) [[likely]] {
+  lane_ring::slot* next_free_slot() noexcept {
+    if (lane_ring::slot* s = newest_->next_free_slot()) [[likely]] {
       return s;
     }
     return grow();
   }
   // Owner only: publishes the slot next_free_slot() returned.
-  void publish(injection_ring::slot* s, job::execute_fn fn) noexcept { newest_->publish(s, fn); }
+  void publish(lane_ring::slot* s, job::execute_fn fn) noexcept { newest_->publish(s, fn); }
   // Owner only. release: the destructor that sees busy() clear sees the
   // publication.
   void end() noexcept { busy_.store(false, std::memory_order_release); }
@@ -58,12 +58,12 @@ class submission_lane {
   // (from the constructor of the callable being submitted).
   bool submitting() const noexcept { return busy_.load(std::memory_order_relaxed); }
 
-  // Any thread: like injection_ring::take, from the oldest ring with work.
+  // Any thread: like lane_ring::take, from the oldest ring with work.
   std::size_t take(job** out, std::size_t max, std::size_t share) noexcept;
 
   // Consumers' cheap poll.
   bool head_published() const noexcept {
-    const injection_ring* r = head_.load(std::memory_order_acquire);
+    const lane_ring* r = head_.load(std::memory_order_acquire);
     return r->head_published() || r->successor.load(std::memory_order_relaxed) != nullptr;
   }
 
@@ -88,13 +88,13 @@ class submission_lane {
   void free_rings() noexcept;
 
  private:
-  injection_ring::slot* grow() noexcept;
+  lane_ring::slot* grow() noexcept;
 
-  std::unique_ptr<injection_ring> oldest_;
-  injection_ring* newest_;                                      // owner only
+  std::unique_ptr<lane_ring> oldest_;
+  lane_ring* newest_;                                           // owner only
   alignas(false_sharing_range) std::atomic<bool> busy_{false};  // owner writes
   std::atomic<bool> orphaned_{false};
-  alignas(false_sharing_range) std::atomic<injection_ring*> head_;  // consumers
+  alignas(false_sharing_range) std::atomic<lane_ring*> head_;  // consumers
 };
 
 }  // namespace fjord::detail

@@ -190,4 +190,24 @@ struct completion_awaiter {
   void await_resume() const noexcept {}
 };
 
+// What fjord's own combinators need from a task beyond its public face
+// (a friend of task; defined here so detail headers need not include the
+// public task.hpp).
+struct task_access {
+  template <class T>
+  static std::coroutine_handle<task_promise<T>> handle(const task<T>& t) noexcept {
+    return t.handle_;
+  }
+
+  // The result of a finished task: the value (moved out), or its exception.
+  template <class T>
+  static T take_result(task<T>& t) {
+    if constexpr (std::is_reference_v<T> || std::is_void_v<T>) {
+      return t.handle_.promise().result();
+    } else {
+      return std::move(t.handle_.promise()).result();
+    }
+  }
+};
+
 }  // namespace fjord::detail

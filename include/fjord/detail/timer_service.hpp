@@ -28,7 +28,7 @@ class timer_service {
     enum class state : unsigned char { arming, armed, fired, canceled };
 
     clock::time_point deadline;
-    parked_coroutine waiter;
+    waiting_coroutine waiter;
     std::size_t heap_index = 0;
     state status = state::arming;  // guarded by the service's mutex
     // In the child of a fork() the entry's service (and its thread) is gone:
@@ -48,7 +48,7 @@ class timer_service {
   // static destruction.
   static timer_service& instance();
 
-  // Puts e (its waiter parked) in the heap. Returns false, without arming,
+  // Puts e (its coroutine waiting) in the heap. Returns false, without arming,
   // when e was canceled before it could be armed: do not suspend then.
   bool arm(entry& e);
 

@@ -14,18 +14,19 @@ namespace fjord::detail {
 // What happened. The numbers are part of the binary trace format: append,
 // never renumber.
 enum class trace_kind : std::uint32_t {
-  job_begin = 1,           // a: the job's address
-  job_end = 2,             // a: the job's address
-  fork = 3,                // a: a job a worker put on its own deque (task_group::run, post, spawn)
-  steal = 4,               // a: the job; small: the victim's worker index
-  inject = 5,              // a: the job; b: the pool's id (any thread)
-  search_begin = 6,        // looking for work
-  search_end = 7,          //
-  park_begin = 8,          // small: a park_reason
-  park_end = 9,            //
-  coroutine_suspend = 10,  // a: the job that will resume it (parked on a timer, primitive, channel)
-  coroutine_wake = 11,     // a: that job, handed back to its pool (any thread); b: the pool's id
-  timer_fire = 12,         // a: the timer entry
+  job_begin = 1,     // a: the job's address
+  job_end = 2,       // a: the job's address
+  fork = 3,          // a: a job a worker put on its own deque (task_group::run, post, spawn)
+  steal = 4,         // a: the job; small: the victim's worker index
+  inject = 5,        // a: the job; b: the pool's id (any thread)
+  search_begin = 6,  // looking for work
+  search_end = 7,    //
+  park_begin = 8,    // small: a park_reason
+  park_end = 9,      //
+  coroutine_suspend =
+      10,                // a: the job that will resume it (waiting on a timer, primitive, channel)
+  coroutine_wake = 11,   // a: that job, handed back to its pool (any thread); b: the pool's id
+  timer_fire = 12,       // a: the timer entry
   channel_block = 13,    // a: the wait's parker; small: 0 a coroutine, 1 a thread (channel, select)
   channel_unblock = 14,  // a: that parker (on the thread that completed the wait)
   io_wait = 15,          // small: the fd

@@ -6,14 +6,14 @@
 
 namespace fjord::detail {
 
-// A FIFO of parked coroutines, linked through their jobs (no allocation).
+// A FIFO of waiting coroutines, linked through their jobs (no allocation).
 // Not synchronised: each async primitive guards its list with its own mutex,
 // and takes a waiter out before waking it (the wake reuses the link).
 class waiter_list {
  public:
   bool empty() const noexcept { return head_ == nullptr; }
 
-  void push_back(parked_coroutine& w) noexcept {
+  void push_back(waiting_coroutine& w) noexcept {
     w.next().store(nullptr, std::memory_order_relaxed);
     if (tail_ == nullptr) {
       head_ = &w;
@@ -23,10 +23,10 @@ class waiter_list {
     tail_ = &w;
   }
 
-  parked_coroutine* pop_front() noexcept {
-    parked_coroutine* w = head_;
+  waiting_coroutine* pop_front() noexcept {
+    waiting_coroutine* w = head_;
     if (w != nullptr) {
-      head_ = static_cast<parked_coroutine*>(w->next().load(std::memory_order_relaxed));
+      head_ = static_cast<waiting_coroutine*>(w->next().load(std::memory_order_relaxed));
       if (head_ == nullptr) {
         tail_ = nullptr;
       }
@@ -35,12 +35,12 @@ class waiter_list {
   }
 
   // Takes w out of the list if it is there (a canceled waiter); O(n).
-  bool remove(parked_coroutine& w) noexcept {
-    parked_coroutine* prev = nullptr;
-    for (parked_coroutine* c = head_; c != nullptr;
-         c = static_cast<parked_coroutine*>(c->next().load(std::memory_order_relaxed))) {
+  bool remove(waiting_coroutine& w) noexcept {
+    waiting_coroutine* prev = nullptr;
+    for (waiting_coroutine* c = head_; c != nullptr;
+         c = static_cast<waiting_coroutine*>(c->next().load(std::memory_order_relaxed))) {
       if (c == &w) {
-        auto* after = static_cast<parked_coroutine*>(c->next().load(std::memory_order_relaxed));
+        auto* after = static_cast<waiting_coroutine*>(c->next().load(std::memory_order_relaxed));
         if (prev == nullptr) {
           head_ = after;
         } else {
@@ -64,14 +64,14 @@ class waiter_list {
   }
 
   void wake_all() noexcept {
-    while (parked_coroutine* w = pop_front()) {
+    while (waiting_coroutine* w = pop_front()) {
       w->wake();  // w may be gone after this
     }
   }
 
  private:
-  parked_coroutine* head_ = nullptr;
-  parked_coroutine* tail_ = nullptr;
+  waiting_coroutine* head_ = nullptr;
+  waiting_coroutine* tail_ = nullptr;
 };
 
 }  // namespace fjord::detail

@@ -140,4 +140,11 @@ struct alignas(false_sharing_range) worker {
 __attribute__((tls_model("initial-exec"))) inline constinit thread_local worker* current_worker =
     nullptr;
 
+// The calling thread's worker if it is one of p's, else nullptr: the one
+// test every "from our own worker, or from outside?" decision makes.
+inline worker* current_worker_of(const pool_core* p) noexcept {
+  worker* w = current_worker;
+  return w != nullptr && w->pool == p ? w : nullptr;
+}
+
 }  // namespace fjord::detail

@@ -9,14 +9,14 @@ namespace fjord::detail {
 
 // The awaiter every async primitive hands out: take what the primitive
 // offers if it can (Primitive::try_take_locked(), under the primitive's
-// guard), else park in its waiter list. Listing the waiter and the failed
+// guard), else wait in its waiter list. Listing the waiter and the failed
 // attempt happen under the same guard, so a release that comes after the
 // attempt finds the waiter listed; the releaser wakes it after dropping the
 // guard. Nothing in the frame is touched after the guard is released.
 template <class Primitive>
-class parking_awaiter {
+class primitive_awaiter {
  public:
-  explicit parking_awaiter(Primitive& p) noexcept : primitive_(p) {}
+  explicit primitive_awaiter(Primitive& p) noexcept : primitive_(p) {}
 
   bool await_ready() noexcept {
     std::lock_guard lock(primitive_.guard_);
@@ -27,7 +27,7 @@ class parking_awaiter {
     if (primitive_.try_take_locked()) {
       return false;
     }
-    waiter_.park(h);
+    waiter_.begin_wait(h);
     primitive_.waiters_.push_back(waiter_);
     return true;
   }
@@ -37,7 +37,7 @@ class parking_awaiter {
   Primitive& primitive_;
 
  private:
-  parked_coroutine waiter_;
+  waiting_coroutine waiter_;
 };
 
 }  // namespace fjord::detail

@@ -26,7 +26,7 @@ namespace fjord::detail {
 // any job, so taken work can still be stolen, and the slot is freed when its
 // job runs. Slots may therefore be freed out of order; the producer finds its
 // next slot still busy and treats the ring as full.
-class injection_ring {
+class lane_ring {
  public:
   static constexpr std::size_t inline_size = 32;
   // How far ahead the producer prefetches slots for writing.
@@ -53,15 +53,15 @@ class injection_ring {
   static constexpr bool fits_inline = sizeof(F) <= inline_size && alignof(F) <= 16;
 
   // capacity: a power of two.
-  explicit injection_ring(std::size_t capacity)
+  explicit lane_ring(std::size_t capacity)
       : slots_(std::make_unique<slot[]>(capacity)), mask_(capacity - 1) {
     for (std::size_t i = 0; i < capacity; ++i) {
       slots_[i].seq.store(i, std::memory_order_relaxed);
       slots_[i].lap = capacity;
     }
   }
-  injection_ring(const injection_ring&) = delete;
-  injection_ring& operator=(const injection_ring&) = delete;
+  lane_ring(const lane_ring&) = delete;
+  lane_ring& operator=(const lane_ring&) = delete;
 
   std::size_t capacity() const noexcept { return mask_ + 1; }
 
@@ -180,7 +180,7 @@ class injection_ring {
   // The bigger ring the producer moved on to when this one filled up. Set
   // once, with release, after the producer's last publication here: a
   // consumer that sees it and then all_taken() may move past this ring.
-  std::atomic<injection_ring*> successor{nullptr};
+  std::atomic<lane_ring*> successor{nullptr};
 
  private:
   static void run_pointer(job* j) noexcept {

@@ -1,6 +1,8 @@
 //! The RESULT protocol shared with the C++ and Go programs (see
 //! bench/common/harness.hpp): one warm-up, `rounds` timed rounds, one line.
 
+pub mod uts_rng;
+
 use std::time::Instant;
 
 pub struct Args {

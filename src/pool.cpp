@@ -376,6 +376,7 @@ void pool_core::begin_blocking(worker& w) noexcept {
   if (w.blocking_depth++ != 0) {
     return;
   }
+  w.deque.drop_registration();  // a blocked thread steals nothing
   bool phantom = false;
   {
     std::lock_guard lock(idle_mutex_);
@@ -454,7 +455,7 @@ void pool_core::start_stand_in() noexcept {
     --reserved_;
     --running_;
     update_surplus_locked();
-    census_.remove_searcher(/*was_thief=*/false);
+    census_.remove_searcher();
     // Every other thread may have gone idle while this one was pending.
     if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
       announce_if_quiescent_locked();
@@ -473,6 +474,7 @@ bool pool_core::retire(worker& w) noexcept {
   if (w.searching) {
     stop_searching(w);  // a retired thread must not count as a searcher
   }
+  w.deque.drop_registration();
   bool ended = false;
   {
     std::lock_guard lock(idle_mutex_);

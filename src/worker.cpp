@@ -2,6 +2,8 @@
 // stealing and helping. Sleeping and waking (the sleep protocol) are in
 // sleep.cpp; docs/scheduler.md argues why no wake-up is lost.
 
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -156,14 +158,27 @@ bool pool_core::block_until(worker& w, completion_latch& latch, deadline_t deadl
   return done;
 }
 
-bool pool_core::wait_foreign(completion_latch& latch, deadline_t deadline) noexcept {
-  // A short spin catches work that finishes within a few microseconds
-  // without a futex round trip (or a stand-in thread); then sleep.
-  for (int i = 0; i < 256; ++i) {
-    if (latch.done()) {
-      return true;
+bool pool_core::wait_foreign(completion_latch& latch, deadline_t deadline) const noexcept {
+  // Spin first, for up to the workers' spin budget: work that finishes
+  // within it, such as a small tree entered again and again, then costs no
+  // futex round trip, which is several times such a tree here. The spin
+  // yields the CPU between bursts, so that when the workers need every CPU
+  // it gives its own back (measured: with 2 workers on 2 CPUs, spinning
+  // this way is still faster than sleeping at once, 21 against 28 us a tree).
+  const auto spin_end = std::min(deadline, std::chrono::steady_clock::now() + spin_budget_);
+  for (std::uint32_t burst = 0;; ++burst) {
+    for (int i = 0; i < 32; ++i) {
+      if (latch.done()) {
+        return true;
+      }
+      cpu_relax();
     }
-    cpu_relax();
+    if ((burst & 7) == 7) {
+      if (std::chrono::steady_clock::now() >= spin_end) {
+        break;
+      }
+      sched_yield();
+    }
   }
   if (latch.set_waiter(completion_latch::foreign_waiter)) {
     latch.reset_waiter();
@@ -357,7 +372,7 @@ job* pool_core::search(worker& w, const completion_latch* until, deadline_t dead
     job* j = nullptr;
     // Register as a thief (a heavy fence) only when a victim shows work:
     // a pool fed only through the injection queues never pays for it.
-    if (can_steal && (w.stealing || any_victim_has_work(w))) {
+    if (can_steal && (w.deque.owner_registered() || any_victim_has_work(w))) {
       become_thief(w);
       j = steal_round(w);
     }
@@ -377,6 +392,10 @@ job* pool_core::search(worker& w, const completion_latch* until, deadline_t dead
       if (now - start >= spin_budget_ || now >= deadline) {
         break;
       }
+      // Let a runnable thread have this CPU now and then (a caller waiting
+      // for its result, on a machine with no core to spare), as rayon's
+      // idle rounds do; with nothing else runnable this returns at once.
+      sched_yield();
     }
     for (int i = 0; i < 4; ++i) {
       cpu_relax();

@@ -44,10 +44,13 @@ TEST(census, counts_each_state_in_its_own_bits) {
   EXPECT_EQ(n.sleepers(), 3u);
   EXPECT_FALSE(n.should_wake());  // someone searches
 
-  const census_count before = c.remove_searcher(/*was_thief=*/true);
+  const census_count before = c.remove_searcher();
   EXPECT_EQ(before.searchers(), 2u);
   EXPECT_EQ(before.thieves(), 1u);
-  c.remove_searcher(/*was_thief=*/false);
+  // A thief may stop searching and stay registered while it works.
+  EXPECT_EQ(c.load(std::memory_order_relaxed).thieves(), 1u);
+  c.remove_thief();
+  c.remove_searcher();
   n = c.load(std::memory_order_relaxed);
   EXPECT_EQ(n.searchers(), 0u);
   EXPECT_EQ(n.thieves(), 0u);
@@ -59,7 +62,7 @@ TEST(census, counts_each_state_in_its_own_bits) {
   EXPECT_EQ(n.searchers(), 1u);
   c.remove_sleeper();
   c.remove_sleeper();
-  c.remove_searcher(false);
+  c.remove_searcher();
   EXPECT_EQ(c.load(std::memory_order_relaxed).sleepers(), 0u);
   EXPECT_FALSE(c.load(std::memory_order_relaxed).should_wake());
 }
@@ -85,9 +88,9 @@ TEST(assertions_death, a_failed_assertion_names_the_place_and_the_invariant) {
 
 TEST(assertions_death, census_underflow_and_overflow) {
   EXPECT_DEATH(census().remove_sleeper(), "sleeper count underflows");
-  EXPECT_DEATH(census().remove_searcher(false), "searcher count underflows");
+  EXPECT_DEATH(census().remove_searcher(), "searcher count underflows");
   EXPECT_DEATH(census().sleeper_to_searcher(), "does not count");
-  EXPECT_DEATH(census().add_thief(), "a thief that is not a searcher");
+  EXPECT_DEATH(census().remove_thief(), "thief count underflows");
   EXPECT_DEATH(
       {
         census c;

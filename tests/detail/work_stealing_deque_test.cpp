@@ -82,9 +82,46 @@ TEST(work_stealing_deque, wraps_around_many_times) {
   EXPECT_FALSE(f.deque.maybe_nonempty());
 }
 
+TEST(work_stealing_deque, a_held_registration_lapses_after_its_fenced_pops) {
+  fixture f;
+  test_job jobs[5];
+  for (auto& j : jobs) {
+    ASSERT_TRUE(f.deque.push(&j));
+  }
+  f.census.add_thief();  // the owner registers, as become_thief does
+  f.deque.hold_registration(3);
+  EXPECT_TRUE(f.deque.owner_registered());
+  // Every pop fences while a thief (the owner itself) is registered, and the
+  // third one ends the hold and the registration.
+  EXPECT_EQ(f.deque.pop(), &jobs[4]);
+  EXPECT_EQ(f.deque.pop(), &jobs[3]);
+  EXPECT_TRUE(f.deque.owner_registered());
+  EXPECT_EQ(f.census.load(std::memory_order_relaxed).thieves(), 1u);
+  EXPECT_EQ(f.deque.pop(), &jobs[2]);
+  EXPECT_FALSE(f.deque.owner_registered());
+  EXPECT_EQ(f.census.load(std::memory_order_relaxed).thieves(), 0u);
+  // Without a registered thief the next pops skip the fence and count nothing.
+  EXPECT_EQ(f.deque.pop(), &jobs[1]);
+  EXPECT_EQ(f.census.load(std::memory_order_relaxed).thieves(), 0u);
+  EXPECT_EQ(f.deque.pop(), &jobs[0]);
+}
+
+TEST(work_stealing_deque, dropping_a_held_registration_deregisters_once) {
+  fixture f;
+  f.census.add_thief();
+  f.deque.hold_registration(100);
+  f.deque.drop_registration();
+  EXPECT_FALSE(f.deque.owner_registered());
+  EXPECT_EQ(f.census.load(std::memory_order_relaxed).thieves(), 0u);
+  f.deque.drop_registration();  // not registered: nothing to give back
+  EXPECT_EQ(f.census.load(std::memory_order_relaxed).thieves(), 0u);
+}
+
 // Owner pushes and pops while registered thieves steal: every job is taken
-// exactly once. Run with asymmetric and with symmetric fences.
-void hammer(int thieves, int rounds) {
+// exactly once. Run with asymmetric and with symmetric fences. With
+// owner_holds, the owner also registers as a thief now and then with a short
+// hold, so that registrations lapse inside its own pops, mid-race.
+void hammer(int thieves, int rounds, bool owner_holds = false) {
   fjord::detail::init_asymmetric_fences();
   fjord::detail::census census;
   work_stealing_deque deque(256, census);
@@ -112,7 +149,8 @@ void hammer(int thieves, int rounds) {
             taken[index_of(out)].fetch_add(1, std::memory_order_relaxed);
           }
         }
-        census.remove_searcher(/*was_thief=*/true);
+        census.remove_searcher();
+        census.remove_thief();
       }
     });
   }
@@ -130,6 +168,11 @@ void hammer(int thieves, int rounds) {
       }
       ++next;
     }
+    if (owner_holds && !deque.owner_registered() && (rng & 0xF0) == 0) {
+      census.add_thief();
+      heavy_fence();
+      deque.hold_registration(1 + ((rng >> 8) & 7));
+    }
     const int pops = static_cast<int>((rng >> 24) & 7);
     for (int k = 0; k < pops; ++k) {
       if (job* j = deque.pop()) {
@@ -144,6 +187,8 @@ void hammer(int thieves, int rounds) {
   for (auto& t : pool) {
     t.join();
   }
+  deque.drop_registration();
+  EXPECT_EQ(census.load(std::memory_order_relaxed).thieves(), 0u);
   for (int i = 0; i < total; ++i) {
     ASSERT_EQ(taken[static_cast<std::size_t>(i)].load(), 1) << "job " << i;
   }
@@ -154,6 +199,9 @@ TEST(work_stealing_deque, stress_exactly_once_one_thief) {
 }
 TEST(work_stealing_deque, stress_exactly_once_three_thieves) {
   hammer(3, 200000);
+}
+TEST(work_stealing_deque, stress_exactly_once_while_the_owner_holds_registrations) {
+  hammer(2, 200000, /*owner_holds=*/true);
 }
 
 }  // namespace

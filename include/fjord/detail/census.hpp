@@ -15,8 +15,8 @@ class census_count {
 
   // Workers registered to steal: deque owners fence while any exist.
   std::uint32_t thieves() const noexcept { return static_cast<std::uint32_t>(word_ & 0xFFFFu); }
-  // Workers looking for work (every thief is one too): a pusher wakes
-  // nobody while any exist, since one of them will find its job.
+  // Workers looking for work: a pusher wakes nobody while any exist, since
+  // one of them will find its job.
   std::uint32_t searchers() const noexcept {
     return static_cast<std::uint32_t>((word_ >> 16) & 0xFFFFu);
   }
@@ -57,21 +57,23 @@ class census {
     FJORD_ASSERT(old.searchers() < max_threads, "census: searcher count overflows");
   }
 
+  // A thief registers (then fences heavily) before its first steal and
+  // deregisters after its last; in between it may stop searching and work
+  // (docs/scheduler.md, "Holding a thief registration").
   void add_thief() noexcept {
     const census_count old(word_.fetch_add(thief_one, std::memory_order_seq_cst));
-    FJORD_ASSERT(old.thieves() < old.searchers(), "census: a thief that is not a searcher");
+    FJORD_ASSERT(old.thieves() < max_threads, "census: thief count overflows");
   }
-
-  // A searcher (and, if was_thief, a thief) stops searching; returns the
-  // census as it was just before.
-  census_count remove_searcher(bool was_thief) noexcept {
-    const census_count old(
-        word_.fetch_sub(searcher_one + (was_thief ? thief_one : 0), std::memory_order_seq_cst));
+  void remove_thief() noexcept {
+    const census_count old(word_.fetch_sub(thief_one, std::memory_order_seq_cst));
+    FJORD_ASSERT(old.thieves() != 0, "census: thief count underflows");
+  }
+  // A searcher stops searching; returns the census as it was just before.
+  census_count remove_searcher() noexcept {
+    const census_count old(word_.fetch_sub(searcher_one, std::memory_order_seq_cst));
     FJORD_ASSERT(old.searchers() != 0, "census: searcher count underflows");
-    FJORD_ASSERT(!was_thief || old.thieves() != 0, "census: thief count underflows");
     return old;
   }
-
   void add_sleeper() noexcept {
     const census_count old(word_.fetch_add(sleeper_one, std::memory_order_seq_cst));
     FJORD_ASSERT(old.sleepers() < max_threads, "census: sleeper count overflows");

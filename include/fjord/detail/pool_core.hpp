@@ -386,8 +386,9 @@ class pool_core {
   void hold_while_paused(worker& w, job* j) noexcept;
   // A blocked worker waiting for one of its own latches.
   bool block_until(worker& w, completion_latch& latch, deadline_t deadline) noexcept;
-  // Any thread but our workers: sleeps on the latch's futex.
-  static bool wait_foreign(completion_latch& latch, deadline_t deadline) noexcept;
+  // Any thread but our workers: spins for up to the spin budget (yielding
+  // now and then), then sleeps on the latch's futex.
+  bool wait_foreign(completion_latch& latch, deadline_t deadline) const noexcept;
   void run(worker& w, job* j) noexcept {
     if (w.counters.jobs_run.bump_and_read() % job_duration_sample_interval == 0) [[unlikely]] {
       run_timed(w, j);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "fjord/detail/assert.hpp"
 #include "fjord/detail/asymmetric_fence.hpp"
 #include "fjord/detail/census.hpp"
 #include "fjord/detail/config.hpp"
@@ -26,8 +27,8 @@ namespace fjord::detail {
 // capacity would overflow the C++ stack long before.
 class work_stealing_deque {
  public:
-  // census: where thieves register (its thieves() count).
-  work_stealing_deque(std::size_t capacity, const census& thieves)
+  // census: where thieves register (its thieves() count), the owner too.
+  work_stealing_deque(std::size_t capacity, census& thieves)
       : mask_(static_cast<std::int64_t>(capacity) - 1),
         census_(&thieves),
         // calloc: untouched pages of a large array are never committed.
@@ -72,9 +73,15 @@ class work_stealing_deque {
       // on top is visible to our top load below (matters on ARM).
       if (census_->load(std::memory_order_acquire).thieves() != 0) {
         full_fence();
+        if (hold_ != 0) [[unlikely]] {
+          count_held_pop();
+        }
       }
     } else {
       full_fence();
+      if (hold_ != 0) [[unlikely]] {
+        count_held_pop();
+      }
     }
     std::int64_t t = top_.load(std::memory_order_relaxed);
     if (t < b) [[likely]] {
@@ -94,6 +101,24 @@ class work_stealing_deque {
     }
     bottom_.store(b + 1, std::memory_order_release);
     return j;
+  }
+
+  // The owner's own registration as a thief of other deques. A worker keeps
+  // it past a steal, while it works, for at most `fenced_pops` more fenced
+  // pops of this deque (each search or steal renews it), so that steals
+  // that come often pay for one heavy fence, not one each; it is dropped
+  // before the owner sleeps or blocks (docs/scheduler.md, "Holding a thief
+  // registration"). Owner only; the census update is the caller's.
+  bool owner_registered() const noexcept { return hold_ != 0; }
+  void hold_registration(std::uint32_t fenced_pops) noexcept {
+    FJORD_ASSERT(fenced_pops != 0, "hold_registration: a hold of zero pops is no hold");
+    hold_ = fenced_pops;
+  }
+  void drop_registration() noexcept {
+    if (hold_ != 0) {
+      hold_ = 0;
+      census_->remove_thief();
+    }
   }
 
   enum class steal_result { success, empty, lost_race };
@@ -130,6 +155,13 @@ class work_stealing_deque {
   }
 
  private:
+  // The held registration's countdown; the last fenced pop deregisters
+  // (this pop has fenced already, so it needs no registration of its own).
+  FJORD_NOINLINE void count_held_pop() noexcept {
+    if (--hold_ == 0) {
+      census_->remove_thief();
+    }
+  }
   // The slots are plain job* (calloc'd, implicit lifetime) accessed only
   // through atomic_ref.
   std::atomic_ref<job*> slot(std::int64_t i) noexcept {
@@ -140,7 +172,10 @@ class work_stealing_deque {
   alignas(false_sharing_range) std::atomic<std::int64_t> bottom_{0};
   std::int64_t top_cache_ = 0;  // owner's last view of top; only ever behind
   std::int64_t mask_;
-  const census* census_;
+  census* census_;
+  // Fenced pops left before the owner's thief registration lapses; 0 when
+  // the owner is not registered. Owner only.
+  std::uint32_t hold_ = 0;
   job** slots_;
   // Thief-side line.
   alignas(false_sharing_range) std::atomic<std::int64_t> top_{0};

@@ -103,7 +103,7 @@ struct worker_counters {
 // One worker thread's state. Fields under "idle" are guarded by the pool's
 // idle mutex; the rest belong to the worker's own thread.
 struct alignas(false_sharing_range) worker {
-  worker(pool_core& owner, std::uint32_t idx, std::size_t deque_capacity, const census& thieves)
+  worker(pool_core& owner, std::uint32_t idx, std::size_t deque_capacity, census& thieves)
       : deque(deque_capacity, thieves),
         pool(&owner),
         index(idx),
@@ -120,7 +120,6 @@ struct alignas(false_sharing_range) worker {
   worker_counters counters;
   std::uint64_t rng;
   bool searching = false;            // counted as a searcher in the census
-  bool stealing = false;             // counted as a thief too (registered with a heavy fence)
   std::uint32_t ticks = 0;           // jobs run since the injection queues were last checked
   bool lanes_first = false;          // which injection path take_injected tries first
   std::size_t lane_cursor = 0;       // the submission lane take_injected tries first

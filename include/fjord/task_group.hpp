@@ -17,7 +17,10 @@
 #include "fjord/detail/completion_latch.hpp"
 #include "fjord/detail/deadline.hpp"
 #include "fjord/detail/job_heap.hpp"
+#include "fjord/detail/lazy_stop_source.hpp"
 #include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/sync_wait_loop.hpp"
+#include "fjord/detail/trace_point.hpp"
 #include "fjord/detail/worker.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/priority.hpp"
@@ -154,7 +157,7 @@ class task_group {
   /// Waits for every child so far; rethrows the first exception of a child.
   task_group_status wait() {
     if (latch_.count() != 0) {
-      pool_->wait(latch_);
+      wait_for_children();
     }
     return result();
   }
@@ -199,8 +202,10 @@ class task_group {
   void cancel() noexcept { stop_.request_stop(); }
   /// Whether stop was requested for the group (cancel(), a child's exception, or the token).
   bool is_canceling() const noexcept { return stop_.stop_requested(); }
-  /// The group's token, for children to poll.
-  std::stop_token get_stop_token() const noexcept { return stop_.get_token(); }
+  /// The group's token, for children to poll. The group makes its
+  /// std::stop_source on the first call (which may throw std::bad_alloc), so
+  /// a group that never hands out a token allocates nothing for it.
+  std::stop_token get_stop_token() { return stop_.get_token(); }
 
  private:
   template <class F>
@@ -218,6 +223,31 @@ class task_group {
       std::rethrow_exception(e);
     }
     return stop_.stop_requested() ? task_group_status::canceled : task_group_status::complete;
+  }
+
+  // On a worker of the group's pool, the children it ran are most likely
+  // still on its own deque, newest on top: pop and run them inline, as join
+  // does, until the count reaches zero or the deque runs dry (a thief took
+  // the rest), and only then help and park (pool_core::help_until).
+  void wait_for_children() {
+    detail::worker* w = detail::current_worker_of(pool_);
+    if (w == nullptr) {
+      pool_->wait(latch_);
+      return;
+    }
+    while (!latch_.done()) {
+      detail::job* j = w->deque.pop();
+      if (j == nullptr) {
+        pool_->help_until(*w, latch_);
+        return;
+      }
+      // Jobs above the children (posts, woken coroutines) belong to other
+      // computations, so every job runs as help_until runs it.
+      w->counters.jobs_run.bump();
+      detail::trace_point(detail::trace_kind::job_begin, 0, detail::trace_address(j));
+      detail::run_unrelated_job(j);
+      detail::trace_point(detail::trace_kind::job_end, 0, detail::trace_address(j));
+    }
   }
 
   task_group_status wait_until_steady(detail::steady_deadline deadline) {
@@ -281,7 +311,7 @@ class task_group {
 
   detail::pool_core* pool_;
   detail::completion_latch latch_;
-  std::stop_source stop_;
+  detail::lazy_stop_source stop_;
   std::atomic<bool> error_claimed_{false};
   std::exception_ptr error_;
   std::optional<std::stop_callback<canceler>> link_;
@@ -297,7 +327,7 @@ void detail::group_job<F>::execute(job* j) noexcept {
   if (!g->stop_.stop_requested()) {
     try {
       if constexpr (std::is_invocable_v<F&, std::stop_token>) {
-        std::invoke(self->fn, g->stop_.get_token());
+        std::invoke(self->fn, g->get_stop_token());
       } else {
         std::invoke(self->fn);
       }

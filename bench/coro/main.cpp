@@ -9,6 +9,16 @@
 // with no executor (children in place). The compiler matters as much as the
 // library here, so bench/run builds this with g++ and clang.
 // Figures: microseconds per whole chain; milliseconds per collect_all.
+//
+// Two shapes of each. The recursive form (one coroutine function calling
+// itself, depth from --size) is the suite's first one. The seed's own form
+// (--impl NAME-seed) is the code seed 004 publishes: lazy_fn<Task, N>, a
+// distinct coroutine type per level, a starter coroutine around the chain,
+// and collectAll of 5000 lazy_fn<Task, 50> chains; its depths are fixed at
+// compile time (1000 and 50), as in the seed. The forms differ in what the
+// compiler can do: 1,001 distinct coroutines do not stay in the instruction
+// cache as one function does, and clang can elide the frames of distinct
+// inlined levels.
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -133,6 +143,91 @@ long async_simple_collect(int chains, int depth) {
   }
   long sum = 0;
   for (auto& t : async_simple::coro::syncAwait(async_simple::coro::collectAll(std::move(tasks)))) {
+    sum += t.value();
+  }
+  return sum;
+}
+#endif
+
+// The seed's form (seed 004, "Call Chain" and "CollectAll", as published:
+// LazyType<int>, N + co_await of the next level).
+template <template <class> class Task, int N>
+struct lazy_fn {
+  Task<int> operator()() { co_return N + co_await lazy_fn<Task, N - 1>()(); }
+};
+
+template <template <class> class Task>
+struct lazy_fn<Task, 0> {
+  Task<int> operator()() { co_return 1; }
+};
+
+constexpr int seed_chain_depth = 1000;
+constexpr int seed_collect_chains = 5000;
+constexpr int seed_collect_depth = 50;
+
+// The seed's chain_starter.
+template <template <class> class Task>
+Task<int> seed_chain_starter() {
+  co_return co_await lazy_fn<Task, seed_chain_depth>()();
+}
+
+// The seed's collectAllStarter's vector of lazies.
+template <template <class> class Task>
+std::vector<Task<int>> seed_lazies() {
+  std::vector<Task<int>> lazies;
+  for (int i = 0; i < seed_collect_chains; i++) {
+    lazies.push_back(lazy_fn<Task, seed_collect_depth>()());
+  }
+  return lazies;
+}
+
+// The plain lazy task has no collectAll: its children in turn.
+bench::reference_task<long> reference_seed_collect() {
+  std::vector<bench::reference_task<int>> lazies = seed_lazies<bench::reference_task>();
+  long sum = 0;
+  for (auto& t : lazies) {
+    sum += co_await t;
+  }
+  co_return sum;
+}
+
+fjord::task<long> fjord_seed_collect() {
+  long sum = 0;
+  for (int v : co_await fjord::when_all(seed_lazies<fjord::task>())) {
+    sum += v;
+  }
+  co_return sum;
+}
+
+fjord::task<long> fjord_seed_chains_on(fjord::pool& p, int count) {
+  co_await p.schedule();
+  long sum = 0;
+  for (int i = 0; i < count; ++i) {
+    sum += co_await seed_chain_starter<fjord::task>();
+  }
+  co_return sum;
+}
+
+fjord::task<long> fjord_seed_collect_on(fjord::pool& p) {
+  co_await p.schedule();
+  co_return co_await fjord_seed_collect();
+}
+
+#ifdef BENCH_CPPCORO
+long cppcoro_seed_collect() {
+  long sum = 0;
+  for (int v : cppcoro::sync_wait(cppcoro::when_all(seed_lazies<cppcoro::task>()))) {
+    sum += v;
+  }
+  return sum;
+}
+#endif
+
+#ifdef BENCH_ASYNC_SIMPLE
+long async_simple_seed_collect() {
+  long sum = 0;
+  for (auto& t : async_simple::coro::syncAwait(
+           async_simple::coro::collectAllPara(seed_lazies<async_simple::coro::Lazy>()))) {
     sum += t.value();
   }
   return sum;
@@ -269,9 +364,66 @@ int main(int argc, char** argv) {
     };
     run_collect = async_simple_collect;
 #endif
+  } else if (a.impl == "reference-seed") {
+    run_chain = [](int) {
+      long sum = 0;
+      for (int i = 0; i < per_round; ++i) {
+        sum += seed_chain_starter<bench::reference_task>().run();
+      }
+      return sum;
+    };
+    run_collect = [](int, int) { return reference_seed_collect().run(); };
+  } else if (a.impl == "fjord-seed") {
+    run_chain = [](int) {
+      long sum = 0;
+      for (int i = 0; i < per_round; ++i) {
+        sum += fjord::sync_wait(seed_chain_starter<fjord::task>());
+      }
+      return sum;
+    };
+    run_collect = [](int, int) { return fjord::sync_wait(fjord_seed_collect()); };
+  } else if (a.impl == "fjord-pool-seed") {
+    fjord::pool_options options;
+    options.workers = static_cast<std::size_t>(a.threads);
+    pool = std::make_unique<fjord::pool>(options);
+    fjord::pool& p = *pool;
+    run_chain = [&p](int) { return fjord::sync_wait(fjord_seed_chains_on(p, per_round)); };
+    run_collect = [&p](int, int) { return fjord::sync_wait(fjord_seed_collect_on(p)); };
+#ifdef BENCH_CPPCORO
+  } else if (a.impl == "cppcoro-seed") {
+    run_chain = [](int) {
+      long sum = 0;
+      for (int i = 0; i < per_round; ++i) {
+        sum += cppcoro::sync_wait(seed_chain_starter<cppcoro::task>());
+      }
+      return sum;
+    };
+    run_collect = [](int, int) { return cppcoro_seed_collect(); };
+#endif
+#ifdef BENCH_ASYNC_SIMPLE
+  } else if (a.impl == "async_simple-seed") {
+    run_chain = [](int) {
+      long sum = 0;
+      for (int i = 0; i < per_round; ++i) {
+        sum += async_simple::coro::syncAwait(seed_chain_starter<async_simple::coro::Lazy>());
+      }
+      return sum;
+    };
+    run_collect = [](int, int) { return async_simple_seed_collect(); };
+#endif
   } else {
     std::fprintf(stderr, "%s was not found when this program was built (see bench/README.md)\n",
                  a.impl.c_str());
+    return 2;
+  }
+  const bool seed_form = a.impl.size() > 5 && a.impl.compare(a.impl.size() - 5, 5, "-seed") == 0;
+  if (seed_form && (is_collect ? (a.grain != seed_collect_chains ||
+                                  (a.size != 0 && a.size != seed_collect_depth))
+                               : (a.size != 0 && a.size != seed_chain_depth))) {
+    std::fprintf(
+        stderr,
+        "%s runs the seed's fixed sizes: chain depth %d, or --grain %d chains of depth %d\n",
+        a.impl.c_str(), seed_chain_depth, seed_collect_chains, seed_collect_depth);
     return 2;
   }
   if (!is_collect) {

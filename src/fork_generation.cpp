@@ -24,7 +24,7 @@ std::atomic<std::size_t> handler_count{0};
 
 void in_child() noexcept {
   forks_so_far.fetch_add(1, std::memory_order_relaxed);
-  current_worker = nullptr;  // fork() from a job: this thread's pool is gone
+  set_current_worker(nullptr);  // fork() from a job: this thread's pool is gone
   const std::size_t n = std::min(handler_count.load(std::memory_order_acquire), max_handlers);
   for (std::size_t i = 0; i < n; ++i) {
     if (auto* fn = handlers[i].load(std::memory_order_acquire)) {

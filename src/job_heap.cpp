@@ -21,7 +21,7 @@ job_heap::~job_heap() {
   }
 }
 
-void* job_heap::allocate(job_heap* heap, std::size_t size, std::size_t align) {
+void* job_heap::allocate_slow(job_heap* heap, std::size_t size, std::size_t align) {
   if (align > header_size) {
     // Room for the header in front of the first aligned address.
     char* raw = static_cast<char*>(::operator new(size + header_size + align));
@@ -56,12 +56,7 @@ void* job_heap::allocate_from_class(std::size_t cls) {
   }
   block* b = local_[cls];
   local_[cls] = b->next;
-  allocated_.store(allocated_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  auto* h = reinterpret_cast<header*>(b);
-  h->owner = this;
-  h->size_class = static_cast<std::uint32_t>(cls);
-  h->block_kind = kind::heap;
-  return reinterpret_cast<char*>(h) + header_size;
+  return hand_out(b, cls);
 }
 
 void job_heap::refill(std::size_t cls) {
@@ -77,7 +72,7 @@ void job_heap::refill(std::size_t cls) {
   local_[cls] = list;
 }
 
-void job_heap::deallocate(void* p) noexcept {
+void job_heap::deallocate_slow(void* p) noexcept {
   auto* h = reinterpret_cast<header*>(static_cast<char*>(p) - header_size);
   switch (h->block_kind) {
     case kind::plain:
@@ -109,12 +104,6 @@ void job_heap::deallocate_unrun(void* p) noexcept {
     return;
   }
   deallocate(p);
-}
-
-void job_heap::free_local(block* b, std::size_t cls) noexcept {
-  b->next = local_[cls];
-  local_[cls] = b;
-  freed_local_.store(freed_local_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
 void job_heap::free_remote(block* b, std::size_t cls) noexcept {

@@ -251,7 +251,7 @@ void pool_core::thread_main(void* w) noexcept {
   // is refused, close() only refuses new work, a post goes to its own
   // deque). The stop hook runs once the pool has ended, as a thread of no
   // pool: a post from it throws shutdown_error (nobody would run it).
-  current_worker = &self;
+  set_current_worker(&self);
   pool.run_thread_hook(pool.on_thread_start_, self.index);
   // Apart from the set-up above: the hot loop stays small enough to inline
   // next_job() into it.
@@ -767,11 +767,6 @@ std::int64_t pool_core::live_heap_blocks() const noexcept {
     live += workers_[i]->heap.live_blocks();
   }
   return live;
-}
-
-job_heap* current_job_heap() noexcept {
-  worker* w = current_worker;
-  return w != nullptr ? &w->heap : nullptr;
 }
 
 }  // namespace fjord::detail

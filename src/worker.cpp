@@ -52,7 +52,7 @@ job* pool_core::next_job(worker& w, const completion_latch* until, deadline_t de
 }
 
 void pool_core::worker_main(worker& w) noexcept {
-  current_worker = &w;
+  set_current_worker(&w);
   w.counters.started_ns.store(steady_ns(), std::memory_order_relaxed);
   trace_point(trace_kind::thread_start);
   while (true) {
@@ -74,7 +74,7 @@ void pool_core::worker_main(worker& w) noexcept {
     }
   }
   w.counters.ended_ns.store(steady_ns(), std::memory_order_relaxed);
-  current_worker = nullptr;
+  set_current_worker(nullptr);
 }
 
 void pool_core::run_timed(worker& w, job* j) noexcept {

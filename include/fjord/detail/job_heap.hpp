@@ -31,8 +31,21 @@ class job_heap {
   // Allocates from this heap (owner thread only) or, with heap == nullptr,
   // from operator new. Returns storage aligned to `align` (16 unless the
   // object is over-aligned, which always takes the operator new path).
-  static void* allocate(job_heap* heap, std::size_t size, std::size_t align = 16);
-  // Any thread.
+  // The owner's common case is inline (a pop from a size class whose index
+  // folds to a constant when size does); the rest is out of line.
+  static void* allocate(job_heap* heap, std::size_t size, std::size_t align = 16) {
+    if (heap != nullptr && align <= header_size) {
+      const std::size_t cls = class_for(size + header_size);
+      if (cls < class_count && heap->local_[cls] != nullptr) [[likely]] {
+        block* b = heap->local_[cls];
+        heap->local_[cls] = b->next;
+        return heap->hand_out(b, cls);
+      }
+    }
+    return allocate_slow(heap, size, align);
+  }
+  // Any thread; a block going back to the calling worker's own heap (the
+  // common case) is pushed inline.
   static void deallocate(void* p) noexcept;
 
   // For a job that was built but never enqueued (its submission threw): frees
@@ -71,9 +84,23 @@ class job_heap {
   }
 
  private:
+  static void* allocate_slow(job_heap* heap, std::size_t size, std::size_t align);
+  static void deallocate_slow(void* p) noexcept;
+  void* hand_out(block* b, std::size_t cls) noexcept {
+    allocated_.store(allocated_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    auto* h = reinterpret_cast<header*>(b);
+    h->owner = this;
+    h->size_class = static_cast<std::uint32_t>(cls);
+    h->block_kind = kind::heap;
+    return reinterpret_cast<char*>(h) + header_size;
+  }
   void* allocate_from_class(std::size_t cls);
   void refill(std::size_t cls);
-  void free_local(block* b, std::size_t cls) noexcept;
+  void free_local(block* b, std::size_t cls) noexcept {
+    b->next = local_[cls];
+    local_[cls] = b;
+    freed_local_.store(freed_local_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   void free_remote(block* b, std::size_t cls) noexcept;
 
   std::array<block*, class_count> local_{};
@@ -84,7 +111,23 @@ class job_heap {
   alignas(128) std::array<std::atomic<block*>, class_count> remote_{};
 };
 
-// The heap of the worker running on this thread, or nullptr.
-job_heap* current_job_heap() noexcept;
+// The heap of the worker running on this thread, or nullptr; set with
+// current_worker (set_current_worker in worker.hpp). initial-exec, as
+// current_worker: one fs-relative load.
+__attribute__((tls_model(
+    "initial-exec"))) inline constinit thread_local job_heap* this_thread_job_heap = nullptr;
+
+inline job_heap* current_job_heap() noexcept {
+  return this_thread_job_heap;
+}
+
+inline void job_heap::deallocate(void* p) noexcept {
+  auto* h = reinterpret_cast<header*>(static_cast<char*>(p) - header_size);
+  if (h->block_kind == kind::heap && h->owner == this_thread_job_heap) [[likely]] {
+    static_cast<job_heap*>(h->owner)->free_local(reinterpret_cast<block*>(h), h->size_class);
+    return;
+  }
+  deallocate_slow(p);
+}
 
 }  // namespace fjord::detail

@@ -139,6 +139,12 @@ struct alignas(false_sharing_range) worker {
 __attribute__((tls_model("initial-exec"))) inline constinit thread_local worker* current_worker =
     nullptr;
 
+// Makes w (or nobody) this thread's worker, and its heap this thread's job heap.
+inline void set_current_worker(worker* w) noexcept {
+  current_worker = w;
+  this_thread_job_heap = w != nullptr ? &w->heap : nullptr;
+}
+
 // The calling thread's worker if it is one of p's, else nullptr: the one
 // test every "from our own worker, or from outside?" decision makes.
 inline worker* current_worker_of(const pool_core* p) noexcept {

@@ -373,10 +373,12 @@ void pool_core::print_stats_if_asked() const noexcept {
 }
 
 void pool_core::begin_blocking(worker& w) noexcept {
+  // A blocked thread steals nothing, also inside a block_in_place that
+  // registered while it helped.
+  w.deque.drop_registration();
   if (w.blocking_depth++ != 0) {
     return;
   }
-  w.deque.drop_registration();  // a blocked thread steals nothing
   bool phantom = false;
   {
     std::lock_guard lock(idle_mutex_);

@@ -92,6 +92,10 @@ bool pool_core::wait_until(completion_latch& latch, deadline_t deadline) noexcep
   return wait_foreign(latch, deadline);
 }
 
+bool pool_core::may_run_jobs_on_this_stack() const noexcept {
+  return stack_in_use() <= stack_size_ / 2;
+}
+
 bool pool_core::help_until(worker& w, completion_latch& latch, deadline_t deadline) noexcept {
   if (latch.set_waiter(w.index + 1)) {
     latch.reset_waiter();
@@ -99,7 +103,7 @@ bool pool_core::help_until(worker& w, completion_latch& latch, deadline_t deadli
   }
   // Helping runs other jobs on top of this one: past half of the stack,
   // block instead and let a spare help (docs/scheduler.md, "Blocking").
-  if (stack_in_use() > stack_size_ / 2) [[unlikely]] {
+  if (!may_run_jobs_on_this_stack()) [[unlikely]] {
     return block_until(w, latch, deadline);
   }
   // Jobs run while helping belong to other computations: a coroutine of

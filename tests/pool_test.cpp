@@ -211,6 +211,31 @@ TEST(pool, unhandled_exception_terminates_by_default) {
       "boom in post");
 }
 
+namespace {
+long fib_join(int n) {
+  if (n < 2) {
+    return n;
+  }
+  auto [a, b] = fjord::join([n] { return fib_join(n - 1); }, [n] { return fib_join(n - 2); });
+  return a + b;
+}
+}  // namespace
+
+// A thief keeps its registration past its steals (docs/scheduler.md,
+// "Holding a thief registration") but drops it before it sleeps: an idle
+// pool leaves no owner fencing for a thief that is gone.
+TEST(pool, an_idle_pool_holds_no_thief_registration) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  for (int i = 0; i < 300; ++i) {
+    ASSERT_EQ(p.call([] { return fib_join(16); }), 987);
+  }
+  p.wait_idle();
+  // wait_idle returns once every worker is idle in its main loop; each
+  // dropped its registration on the way into sleep().
+  EXPECT_EQ(fjord::detail::pool_access::core(p).registered_thieves(), 0u);
+  EXPECT_GT(p.stats().total().steals, 0u) << "no steal happened: the test proved nothing";
+}
+
 TEST(pool, lvalue_callables_are_copied) {
   std::atomic<int> n{0};
   {

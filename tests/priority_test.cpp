@@ -150,6 +150,25 @@ TEST(priority, low_is_not_starved_by_a_flood_of_high_work) {
   EXPECT_LT(jobs_ahead_of(fjord::priority::high, fjord::priority::low), 1000);
 }
 
+// A worker waiting for a high or low priority group: its children were
+// injected, not pushed on its deque, so the wait must not take the inline
+// path of a normal group (which pops the deque) and still sees every child.
+TEST(priority, a_worker_waits_for_a_prioritized_group_it_started) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  for (const fjord::priority level : {fjord::priority::high, fjord::priority::low}) {
+    const int ran = p.call([&p, level] {
+      std::atomic<int> n{0};
+      fjord::task_group g(p, level);
+      for (int i = 0; i < 200; ++i) {
+        g.run([&n] { n.fetch_add(1); });
+      }
+      EXPECT_EQ(g.wait(), fjord::task_group_status::complete);
+      return n.load();
+    });
+    EXPECT_EQ(ran, 200);
+  }
+}
+
 TEST(priority, submit_group_and_schedule_take_a_priority) {
   fjord::pool p(fjord::pool_options{.workers = 2});
   EXPECT_EQ(p.submit(fjord::priority::high, [] { return 1; }).get(), 1);

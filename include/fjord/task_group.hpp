@@ -228,10 +228,13 @@ class task_group {
   // On a worker of the group's pool, the children it ran are most likely
   // still on its own deque, newest on top: pop and run them inline, as join
   // does, until the count reaches zero or the deque runs dry (a thief took
-  // the rest), and only then help and park (pool_core::help_until).
+  // the rest), and only then help and park (pool_core::help_until). Not for
+  // a high or low priority group (its children were injected, so the deque
+  // holds only older, unrelated jobs), nor deep in the stack, where
+  // help_until blocks instead.
   void wait_for_children() {
     detail::worker* w = detail::current_worker_of(pool_);
-    if (w == nullptr) {
+    if (w == nullptr || level_ != priority::normal || !pool_->may_run_jobs_on_this_stack()) {
       pool_->wait(latch_);
       return;
     }

@@ -275,6 +275,10 @@ class pool_core {
   bool wait_until(completion_latch& latch, deadline_t deadline = deadline_t::max()) noexcept;
   void wait(completion_latch& latch) noexcept { static_cast<void>(wait_until(latch)); }
 
+  // Whether the calling worker may run more jobs on top of its stack (less
+  // than half of it in use); past that it blocks instead of helping.
+  bool may_run_jobs_on_this_stack() const noexcept;
+
   // Our worker w waits for latch (fork-join: a join whose second half was
   // stolen, a group, a future of this pool), helping as wait_until says.
   bool help_until(worker& w, completion_latch& latch,
@@ -324,6 +328,12 @@ class pool_core {
   }
 
   std::int64_t live_heap_blocks() const noexcept;
+
+  // Workers registered as thieves right now (for tests: none once the pool
+  // is idle, since a worker drops its registration before it sleeps).
+  std::uint32_t registered_thieves() const noexcept {
+    return census_.load(std::memory_order_relaxed).thieves();
+  }
 
   // Coroutines waiting on this pool right now (for tests).
   std::int64_t waiting_coroutines() const noexcept {

@@ -17,7 +17,10 @@ std::atomic<long> allocations{0};
 }  // namespace
 
 // Counting replacements of the global allocation functions; the sized and
-// array forms forward to these.
+// array forms forward to these. g++ 12 cannot see that these replacements
+// pair malloc with free and warns of a mismatch once it inlines them.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t size) {
   allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(size == 0 ? 1 : size)) {

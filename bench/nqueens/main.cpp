@@ -91,17 +91,19 @@ long fjord_row(int n, int row, const board& b) {
   return c.count == 0 ? 0 : fjord_children(n, row, c, 0, c.count);
 }
 
+// One child per safe placement, as BOTS spawns them (fjord or oneTBB group).
+template <class Group>
 long group_row(int n, int row, const board& b) {
   if (row == n) {
     return 1;
   }
   std::array<long, 32> counts{};
-  fjord::task_group g;
+  Group g;
   for (int col = 0; col < n; ++col) {
     board next = b;
     next[row] = static_cast<signed char>(col);
     if (safe(next, row)) {
-      g.run([&counts, next, n, row, col] { counts[col] = group_row(n, row + 1, next); });
+      g.run([&counts, next, n, row, col] { counts[col] = group_row<Group>(n, row + 1, next); });
     }
   }
   g.wait();
@@ -111,29 +113,6 @@ long group_row(int n, int row, const board& b) {
   }
   return total;
 }
-
-#ifdef BENCH_HAVE_TBB
-long tbb_row(int n, int row, const board& b) {
-  if (row == n) {
-    return 1;
-  }
-  std::array<long, 32> counts{};
-  tbb::task_group g;
-  for (int col = 0; col < n; ++col) {
-    board next = b;
-    next[row] = static_cast<signed char>(col);
-    if (safe(next, row)) {
-      g.run([&counts, next, n, row, col] { counts[col] = tbb_row(n, row + 1, next); });
-    }
-  }
-  g.wait();
-  long total = 0;
-  for (int col = 0; col < n; ++col) {
-    total += counts[col];
-  }
-  return total;
-}
-#endif
 
 // Solutions for n = 1..16 (OEIS A000170), to check every round.
 long known_solutions(int n) {
@@ -185,15 +164,19 @@ int main(int argc, char** argv) {
       bench::run_rounds(a, "ms", tasks,
                         timed([&] { return pool.call([&] { return fjord_row(n, 0, board{}); }); }));
     } else {
-      bench::run_rounds(a, "ms", tasks,
-                        timed([&] { return pool.call([&] { return group_row(n, 0, board{}); }); }));
+      bench::run_rounds(
+          a, "ms", tasks, timed([&] {
+            return pool.call([&] { return group_row<fjord::task_group>(n, 0, board{}); });
+          }));
     }
 #ifdef BENCH_HAVE_TBB
   } else if (a.impl == "onetbb") {
     tbb::global_control gc(tbb::global_control::max_allowed_parallelism, a.threads);
     tbb::task_arena arena(a.threads);
-    bench::run_rounds(a, "ms", tasks,
-                      timed([&] { return arena.execute([&] { return tbb_row(n, 0, board{}); }); }));
+    bench::run_rounds(
+        a, "ms", tasks, timed([&] {
+          return arena.execute([&] { return group_row<tbb::task_group>(n, 0, board{}); });
+        }));
 #endif
   } else {
     bench::unknown_impl(a.impl);

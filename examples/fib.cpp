@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "fjord/join.hpp"
+#include "fjord/pool.hpp"
 
 long fib(int n) {
   if (n < 2) {

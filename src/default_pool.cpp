@@ -86,6 +86,14 @@ pool& default_pool() {
 
 namespace detail {
 
+pool_core& default_pool_core() {
+  return pool_access::core(default_pool());
+}
+
+pool_core& core_of(pool& p) noexcept {
+  return pool_access::core(p);
+}
+
 pool_core* default_pool_core_if_open() noexcept {
   try {
     pool_core& core = pool_access::core(default_pool());

@@ -7,6 +7,8 @@
 #include <new>
 #include <vector>
 
+#include "fjord/detail/per_thread.hpp"
+
 namespace fjord::detail {
 
 namespace {
@@ -74,17 +76,22 @@ namespace {
 
 // Runs at thread exit: returns the cache and makes later frees go to the
 // system (limit 0), since the thread_local cache is about to vanish.
-thread_local bool exited = false;
+// per_thread marks it gone before this runs, so the flush leaves no room.
 struct exit_hook {
   bool armed = false;
   ~exit_hook() {
     if (armed) {
-      exited = true;  // first: the flush then leaves no room (frees go to the system)
       frame_allocator::flush_this_thread();
     }
   }
 };
-thread_local exit_hook hook;
+using exit_hook_of_this_thread = per_thread<exit_hook>;
+
+// Whether this thread's cache is in use: armed, and not past its exit hook.
+bool cache_armed() noexcept {
+  const exit_hook* h = exit_hook_of_this_thread::get();
+  return h != nullptr && h->armed;
+}
 
 void push_chain(central_lists::list& l, void* first, void* last, std::size_t n, std::size_t cls) {
   std::unique_lock lock(l.mutex);
@@ -114,7 +121,7 @@ std::uint32_t limit_of(std::size_t cls) {
 }  // namespace
 
 std::size_t frame_allocator::cached_by_this_thread() noexcept {
-  if (exited || !hook.armed) {
+  if (!cache_armed()) {
     return 0;
   }
   std::size_t n = 0;
@@ -137,7 +144,7 @@ void frame_allocator::flush_this_thread() noexcept {
       push_chain(central_lists::get().lists[cls], c.head[cls], last, n, cls);
     }
     c.head[cls] = nullptr;
-    c.room[cls] = !exited && hook.armed ? limit_of(cls) : 0;
+    c.room[cls] = cache_armed() ? limit_of(cls) : 0;
   }
 }
 
@@ -146,13 +153,14 @@ namespace {
 // Arms the exit hook on a thread's first use and gives every class its room.
 // Returns false once the thread is past its exit hook (use the system then).
 bool ensure_cache_ready(std::uint32_t* room) {
-  if (exited) {
+  exit_hook* h = exit_hook_of_this_thread::get();
+  if (h == nullptr) {
     return false;
   }
-  if (hook.armed) {
+  if (h->armed) {
     return true;
   }
-  hook.armed = true;
+  h->armed = true;
   for (std::size_t cls = 0; cls < frame_allocator::class_count; ++cls) {
     room[cls] = limit_of(cls);
   }
@@ -198,7 +206,7 @@ void* frame_allocator::refill(std::size_t cls) {
 
 void frame_allocator::overflow(void* p, std::size_t cls) noexcept {
   cache& c = thread_cache;
-  const bool was_armed = !exited && hook.armed;
+  const bool was_armed = cache_armed();
   if (!ensure_cache_ready(c.room)) {
     ::operator delete(p);
     return;

@@ -2,6 +2,7 @@
 
 #include <new>
 
+#include "fjord/detail/per_thread.hpp"
 #include "fjord/detail/treiber_stack.hpp"
 
 namespace fjord::detail {
@@ -9,10 +10,6 @@ namespace fjord::detail {
 namespace {
 
 std::atomic<std::uint64_t> next_recycler_id{1};
-
-// Trivially destructible, so still readable after `cache` below was destroyed
-// at thread exit (a late post from another thread_local's destructor).
-thread_local bool cache_gone = false;
 
 // The blocks one thread holds for one recycler.
 struct thread_cache {
@@ -28,13 +25,15 @@ struct thread_cache {
       }
     }
   }
-  ~thread_cache() {
-    drop();
-    cache_gone = true;
-  }
+  thread_cache() = default;
+  thread_cache(const thread_cache&) = delete;
+  thread_cache& operator=(const thread_cache&) = delete;
+  ~thread_cache() { drop(); }
 };
 
-thread_local thread_cache cache;
+// Gone at thread exit: a late post from another thread_local's destructor
+// then gets a block of its own.
+using cache_of_this_thread = per_thread<thread_cache>;
 
 }  // namespace
 
@@ -54,14 +53,16 @@ job_recycler::~job_recycler() {
 
 void* job_recycler::allocate(std::size_t size, std::size_t align) {
   const std::size_t cls = job_heap::class_for(size + job_heap::header_size);
-  if (align > job_heap::header_size || cls == job_heap::class_count || cache_gone) {
+  thread_cache* cache = nullptr;
+  if (align > job_heap::header_size || cls == job_heap::class_count ||
+      (cache = cache_of_this_thread::get()) == nullptr) {
     return job_heap::allocate(nullptr, size, align);
   }
-  if (cache.owner != id_) {
-    cache.drop();
-    cache.owner = id_;
+  if (cache->owner != id_) {
+    cache->drop();
+    cache->owner = id_;
   }
-  job_heap::block*& list = cache.lists[cls];
+  job_heap::block*& list = cache->lists[cls];
   if (list == nullptr) {
     // acquire pairs with the release push in give_back (the blocks' links).
     list = returned_[cls].exchange(nullptr, std::memory_order_acquire);

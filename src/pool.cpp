@@ -19,7 +19,9 @@
 #include "fjord/detail/blocking_section.hpp"
 #include "fjord/detail/fork_generation.hpp"
 #include "fjord/detail/futex.hpp"
+#include "fjord/detail/per_thread.hpp"
 #include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/pool_core_cold.hpp"
 #include "fjord/detail/worker_placement.hpp"
 #include "fjord/detail/worker_thread.hpp"
 #include "fjord/pool.hpp"
@@ -95,37 +97,46 @@ pool_core::pool_core(const pool_options& options)
       stack_size_(options.stack_size),
       deque_capacity_(options.deque_capacity),
       name_(options.name),
-      workers_(std::make_unique<std::unique_ptr<worker>[]>(max_threads_)),
+      workers_(max_threads_, nullptr),
       spin_budget_(options.spin_budget),
-      unhandled_handler_(options.unhandled_exception_handler),
-      cpus_(options.cpus.value_or(std::vector<unsigned>{})),
-      pin_each_worker_(options.pin_each_worker),
-      on_thread_start_(options.on_thread_start),
-      on_thread_stop_(options.on_thread_stop),
       id_(next_pool_id.fetch_add(1, std::memory_order_relaxed)),
-      fork_generation_(fork_generation()) {
+      fork_generation_(fork_generation()),
+      cold_(new cold_state(options)) {
+  try {
+    start();
+  } catch (...) {
+    // Threads that did start are joined first (idempotent).
+    shut_down();
+    delete cold_;
+    throw;
+  }
+}
+
+void pool_core::start() {
   init_asymmetric_fences();
   forget_lanes_in_fork_children();
   const std::size_t shards = next_power_of_two(std::min(size_, max_shards));
+  cold_->worker_storage.resize(max_threads_);
+  cold_->shard_storage.reserve(shards);
   shards_.reserve(shards);
   for (std::size_t i = 0; i < shards; ++i) {
-    shards_.push_back(std::make_unique<shard>());
+    shards_.push_back(cold_->shard_storage.emplace_back(std::make_unique<shard>()).get());
   }
   shard_mask_ = shards - 1;
   // Reserved up front: the noexcept paths that push on them never allocate.
-  idle_.reserve(max_threads_);
-  retired_.reserve(max_threads_);
-  threads_.reserve(max_threads_);
+  cold_->idle.reserve(max_threads_);
+  cold_->retired.reserve(max_threads_);
+  cold_->threads.reserve(max_threads_);
   {
-    std::lock_guard lock(idle_mutex_);
-    reserved_ = size_;
-    running_ = size_;
+    std::lock_guard lock(cold_->idle_mutex);
+    cold_->reserved = size_;
+    cold_->running = size_;
   }
   for (std::size_t i = 0; i < size_; ++i) {
     if (const int rc = start_thread(/*as_searcher=*/false); rc != 0) {
       {
-        std::lock_guard lock(idle_mutex_);
-        reserved_ = running_ = i;
+        std::lock_guard lock(cold_->idle_mutex);
+        cold_->reserved = cold_->running = i;
       }
       shut_down();
       throw std::system_error(rc, std::generic_category(),
@@ -196,20 +207,21 @@ void pool_core::wake_a_poller(pool_core* first) noexcept {
 pool_core::~pool_core() {
   // fjord::pool frees a core only after shut_down() returned true.
   shut_down();
+  delete cold_;
 }
 
 int pool_core::start_thread(bool as_searcher) noexcept {
-  std::lock_guard lock(threads_mutex_);
+  std::lock_guard lock(cold_->threads_mutex);
   const std::size_t index = thread_count_.load(std::memory_order_relaxed);
-  worker* w = workers_[index].get();
+  worker* w = workers_[index];
   if (w == nullptr) {
     try {
-      workers_[index] = std::make_unique<worker>(*this, static_cast<std::uint32_t>(index),
-                                                 deque_capacity_, census_);
+      cold_->worker_storage[index] = std::make_unique<worker>(
+          *this, static_cast<std::uint32_t>(index), deque_capacity_, census_);
     } catch (...) {
       return ENOMEM;
     }
-    w = workers_[index].get();
+    w = workers_[index] = cold_->worker_storage[index].get();
   }
   // A stand-in is counted as a searcher by whoever started it; pthread_create
   // publishes this to the new thread.
@@ -219,7 +231,7 @@ int pool_core::start_thread(bool as_searcher) noexcept {
   if (rc != 0) {
     return rc;  // the slot stays made, for the next attempt
   }
-  threads_.push_back(thread);
+  cold_->threads.push_back(thread);
   // Release: a thief that sees the count sees the worker (its deque).
   thread_count_.store(index + 1, std::memory_order_release);
   return 0;
@@ -237,10 +249,11 @@ void pool_core::thread_main(void* w) noexcept {
   }
   pthread_setname_np(pthread_self(), name.c_str());
   const worker_thread_scope stack(name.c_str());
-  if (!pool.cpus_.empty()) {
+  if (!pool.cold_->cpus.empty()) {
     // Checked against the process's mask when the pool was made; a mask
     // narrowed since then leaves the thread where the system allows it.
-    static_cast<void>(place_this_thread(pool.cpus_, pool.pin_each_worker_, self.index, pool.size_));
+    static_cast<void>(
+        place_this_thread(pool.cold_->cpus, pool.cold_->pin_each_worker, self.index, pool.size_));
   }
   // A stand-in starts counted as a searcher: not during a hook, which may
   // take long (pushers would wake nobody meanwhile).
@@ -252,15 +265,20 @@ void pool_core::thread_main(void* w) noexcept {
   // deque). The stop hook runs once the pool has ended, as a thread of no
   // pool: a post from it throws shutdown_error (nobody would run it).
   set_current_worker(&self);
-  pool.run_thread_hook(pool.on_thread_start_, self.index);
+  pool.run_thread_hook(/*start=*/true, self.index);
   // Apart from the set-up above: the hot loop stays small enough to inline
   // next_job() into it.
   pool.worker_main(self);
-  pool.run_thread_hook(pool.on_thread_stop_, self.index);
+  pool.run_thread_hook(/*start=*/false, self.index);
 }
 
-void pool_core::run_thread_hook(const std::function<void(std::size_t)>& hook,
-                                std::size_t index) noexcept {
+void pool_core::update_surplus_locked() noexcept {
+  surplus_.store(cold_->running > size_, std::memory_order_relaxed);
+}
+
+void pool_core::run_thread_hook(bool start, std::size_t index) noexcept {
+  const std::function<void(std::size_t)>& hook =
+      start ? cold_->on_thread_start : cold_->on_thread_stop;
   if (!hook) {
     return;
   }
@@ -289,8 +307,8 @@ bool pool_core::shut_down(bool abandon_waiting) noexcept {
   // A worker of another pool destroying this one hands its place to a
   // spare while it waits: our jobs may need its pool.
   const blocking_section blocking;
-  std::lock_guard once(shut_down_mutex_);
-  if (joined_) {
+  std::lock_guard once(cold_->shut_down_mutex);
+  if (cold_->joined) {
     return true;
   }
   stopping_.store(true, std::memory_order_seq_cst);
@@ -329,11 +347,11 @@ bool pool_core::shut_down(bool abandon_waiting) noexcept {
   for (std::size_t i = 0;; ++i) {
     pthread_t t{};
     {
-      std::lock_guard lock(threads_mutex_);
-      if (i >= threads_.size()) {
+      std::lock_guard lock(cold_->threads_mutex);
+      if (i >= cold_->threads.size()) {
         break;
       }
-      t = threads_[i];
+      t = cold_->threads[i];
     }
     pthread_join(t, nullptr);
   }
@@ -346,12 +364,12 @@ bool pool_core::shut_down(bool abandon_waiting) noexcept {
   // (Under the mutex: a submission refused at shutdown may still have made
   // a lane.)
   {
-    std::lock_guard lock(lanes_mutex_);
-    for (const auto& lane : lane_owners_) {
+    std::lock_guard lock(cold_->lanes_mutex);
+    for (const auto& lane : cold_->lane_owners) {
       lane->free_rings();
     }
   }
-  joined_ = true;
+  cold_->joined = true;
   print_stats_if_asked();
   return true;
 }
@@ -381,16 +399,17 @@ void pool_core::begin_blocking(worker& w) noexcept {
   }
   bool phantom = false;
   {
-    std::lock_guard lock(idle_mutex_);
-    --running_;
+    std::lock_guard lock(cold_->idle_mutex);
+    --cold_->running;
     // Lazy compensation: the missing thread counts as a sleeper in the
     // census (a phantom), so a push that finds no real sleeper to wake
     // activates a stand-in for it (wake_one_sleeper()). Only as many
     // phantoms as stand-ins could be had: a phantom that can never be
     // activated would make every push take the idle mutex.
-    const std::size_t stand_ins = retired_.size() + (max_threads_ - reserved_);
-    if (running_ < size_ && deficit_ < stand_ins && !exit_.load(std::memory_order_relaxed)) {
-      ++deficit_;
+    const std::size_t stand_ins = cold_->retired.size() + (max_threads_ - cold_->reserved);
+    if (cold_->running < size_ && cold_->deficit < stand_ins &&
+        !exit_.load(std::memory_order_relaxed)) {
+      ++cold_->deficit;
       census_.add_sleeper();
       phantom = true;
     }
@@ -412,34 +431,34 @@ void pool_core::end_blocking(worker& w) noexcept {
   if (--w.blocking_depth != 0) {
     return;
   }
-  std::lock_guard lock(idle_mutex_);
-  ++running_;
-  if (deficit_ > 0) {
+  std::lock_guard lock(cold_->idle_mutex);
+  ++cold_->running;
+  if (cold_->deficit > 0) {
     // Not needed any more (whether or not a stand-in was activated for it,
-    // running_ says how many run now).
-    --deficit_;
+    // cold_->running says how many run now).
+    --cold_->deficit;
     census_.remove_sleeper();
   }
   update_surplus_locked();
 }
 
 bool pool_core::activate_stand_in_locked(worker*& woken, bool& start) noexcept {
-  if (deficit_ == 0) {
+  if (cold_->deficit == 0) {
     return false;
   }
-  if (!retired_.empty()) {
-    woken = retired_.back();
-    retired_.pop_back();
+  if (!cold_->retired.empty()) {
+    woken = cold_->retired.back();
+    cold_->retired.pop_back();
     woken->retired = false;
     woken->woken_as_searcher = true;
-  } else if (reserved_ < max_threads_) {
-    ++reserved_;
+  } else if (cold_->reserved < max_threads_) {
+    ++cold_->reserved;
     start = true;
   } else {
     return false;  // cannot happen: phantoms never outnumber stand-ins
   }
-  --deficit_;
-  ++running_;
+  --cold_->deficit;
+  ++cold_->running;
   update_surplus_locked();
   // One RMW: the phantom sleeper becomes a searcher, as a woken sleeper does.
   census_.sleeper_to_searcher();
@@ -453,9 +472,9 @@ void pool_core::start_stand_in() noexcept {
   // The system refused a thread: the worker blocks uncompensated.
   bool ended = false;
   {
-    std::lock_guard lock(idle_mutex_);
-    --reserved_;
-    --running_;
+    std::lock_guard lock(cold_->idle_mutex);
+    --cold_->reserved;
+    --cold_->running;
     update_surplus_locked();
     census_.remove_searcher();
     // Every other thread may have gone idle while this one was pending.
@@ -479,13 +498,13 @@ bool pool_core::retire(worker& w) noexcept {
   w.deque.drop_registration();
   bool ended = false;
   {
-    std::lock_guard lock(idle_mutex_);
-    if (running_ <= size_) {
+    std::lock_guard lock(cold_->idle_mutex);
+    if (cold_->running <= size_) {
       return true;
     }
-    --running_;
+    --cold_->running;
     w.retired = true;
-    retired_.push_back(&w);
+    cold_->retired.push_back(&w);
     update_surplus_locked();
     if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
       announce_if_quiescent_locked();
@@ -501,7 +520,7 @@ bool pool_core::retire(worker& w) noexcept {
   bool active = false;
   while (true) {
     {
-      std::lock_guard lock(idle_mutex_);
+      std::lock_guard lock(cold_->idle_mutex);
       if (exit_.load(std::memory_order_relaxed)) {
         break;
       }
@@ -528,7 +547,8 @@ bool pool_core::try_end_locked() noexcept {
   // waiting here, nothing queued: nothing can create work any more. waiting_
   // is read before the queues: a resumption is queued before its count
   // drops (docs/scheduler.md, "Shutdown").
-  if (!drained_.load(std::memory_order_seq_cst) || idle_main_loop_ + retired_.size() != reserved_ ||
+  if (!drained_.load(std::memory_order_seq_cst) ||
+      cold_->idle_main_loop + cold_->retired.size() != cold_->reserved ||
       (waiting_.load(std::memory_order_seq_cst) != 0 &&
        !abandon_waiting_.load(std::memory_order_relaxed)) ||
       any_work_visible()) {
@@ -582,11 +602,6 @@ void pool_core::resume_waiting(job* j) noexcept {
 
 namespace {
 
-// Trivially destructible, so still readable after `lane_cache` below was
-// destroyed at thread exit (a late submission from another thread_local's
-// destructor then takes the linked queue).
-thread_local bool lane_cache_gone = false;
-
 // The lanes this thread owns, by pool id; a few pools at a time.
 struct lane_cache {
   struct entry {
@@ -605,11 +620,12 @@ struct lane_cache {
         e.lane->disown();
       }
     }
-    lane_cache_gone = true;
   }
 };
 
-thread_local lane_cache lanes_of_this_thread;
+// Gone at thread exit: a late submission from another thread_local's
+// destructor then takes the linked queue.
+using lanes_of_this_thread = per_thread<lane_cache>;
 
 }  // namespace
 
@@ -620,8 +636,8 @@ void pool_core::forget_lanes_in_fork_children() noexcept {
     // into pools with no threads, so its submissions must take the slow
     // path, which refuses them.
     on_fork_child([] {
-      if (!lane_cache_gone) {
-        for (auto& e : lanes_of_this_thread.entries) {
+      if (lane_cache* cache = lanes_of_this_thread::get()) {
+        for (auto& e : cache->entries) {
           e = lane_cache::entry{};
         }
       }
@@ -630,10 +646,11 @@ void pool_core::forget_lanes_in_fork_children() noexcept {
 }
 
 submission_lane* pool_core::lane_for_this_thread() {
-  if (lane_cache_gone) {
+  lane_cache* const cached = lanes_of_this_thread::get();
+  if (cached == nullptr) {
     return nullptr;
   }
-  lane_cache& cache = lanes_of_this_thread;
+  lane_cache& cache = *cached;
   for (const auto& e : cache.entries) {
     if (e.pool_id == id_) {
       return e.lane.get();
@@ -644,20 +661,20 @@ submission_lane* pool_core::lane_for_this_thread() {
   }
   std::shared_ptr<submission_lane> lane;
   try {
-    std::lock_guard lock(lanes_mutex_);
-    for (const auto& l : lane_owners_) {
+    std::lock_guard lock(cold_->lanes_mutex);
+    for (const auto& l : cold_->lane_owners) {
       if (l->try_adopt()) {
         lane = l;
         break;
       }
     }
-    if (!lane && lane_owners_.size() < max_lanes) {
+    if (!lane && cold_->lane_owners.size() < max_lanes) {
       lane = std::make_shared<submission_lane>();
-      lane_owners_.push_back(lane);
+      cold_->lane_owners.push_back(lane);
       // Consumers that read the count see the lane (release); seq_cst puts
       // the new count in the handshakes any_work_visible() takes part in.
-      lanes_[lane_owners_.size() - 1].store(lane.get(), std::memory_order_release);
-      lane_count_.store(lane_owners_.size(), std::memory_order_seq_cst);
+      lanes_[cold_->lane_owners.size() - 1].store(lane.get(), std::memory_order_release);
+      lane_count_.store(cold_->lane_owners.size(), std::memory_order_seq_cst);
     }
   } catch (const std::bad_alloc&) {
     return nullptr;  // the linked queue still works
@@ -721,9 +738,9 @@ void pool_core::push_to_shard(shard& s, job* first, job* last, std::uint64_t cou
 }
 
 void pool_core::report_unhandled(const std::exception_ptr& e) noexcept {
-  if (unhandled_handler_) {
+  if (cold_->unhandled_handler) {
     try {
-      unhandled_handler_(e);
+      cold_->unhandled_handler(e);
       return;
     } catch (...) {
       std::fputs("fjord: the unhandled-exception handler threw\n", stderr);

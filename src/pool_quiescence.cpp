@@ -7,13 +7,14 @@
 #include "fjord/detail/blocking_section.hpp"
 #include "fjord/detail/futex.hpp"
 #include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/pool_core_cold.hpp"
 
 namespace fjord::detail {
 
 bool pool_core::quiescent_locked() const noexcept {
   // waiting_ before the queues, as in try_end_locked(): a resumption is
   // queued before its count drops.
-  return idle_main_loop_ + retired_.size() == reserved_ &&
+  return cold_->idle_main_loop + cold_->retired.size() == cold_->reserved &&
          waiting_.load(std::memory_order_seq_cst) == 0 && !any_work_visible();
 }
 
@@ -34,7 +35,7 @@ void pool_core::wait_idle() {
   const blocking_section blocking;
   std::uint32_t epoch = 0;
   {
-    std::lock_guard lock(idle_mutex_);
+    std::lock_guard lock(cold_->idle_mutex);
     if (exit_.load(std::memory_order_relaxed) || quiescent_locked()) {
       return;  // ended (everything ran), or nothing to wait for
     }
@@ -51,7 +52,7 @@ void pool_core::wait_idle() {
   }
   // Taking the lock also orders the jobs' effects before our return: each
   // ran before its thread went idle under this mutex.
-  std::lock_guard lock(idle_mutex_);
+  std::lock_guard lock(cold_->idle_mutex);
   idle_waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 

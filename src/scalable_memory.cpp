@@ -12,6 +12,7 @@
 #include "fjord/detail/heap_registry.hpp"
 #include "fjord/detail/memory_heap.hpp"
 #include "fjord/detail/os_memory.hpp"
+#include "fjord/detail/per_thread.hpp"
 #include "fjord/scalable_memory_resource.hpp"
 
 namespace fjord {
@@ -24,10 +25,6 @@ using detail::memory_heap;
 // guard; heap_binding's destructor, registered when the thread first binds
 // a heap, abandons the heap at thread exit.
 thread_local memory_heap* thread_heap = nullptr;
-// Set once the binding has been destroyed: allocations made later in the
-// thread's exit (by other thread_local destructors) borrow a heap per call.
-thread_local bool thread_heap_gone = false;
-
 struct heap_binding {
   heap_binding() = default;
   heap_binding(const heap_binding&) = delete;
@@ -35,13 +32,14 @@ struct heap_binding {
   ~heap_binding() {
     memory_heap* h = thread_heap;
     thread_heap = nullptr;
-    thread_heap_gone = true;
     if (h != nullptr) {
       detail::heap_registry::abandon(h);
     }
   }
 };
-thread_local heap_binding binding;
+// Gone at thread exit: allocations made later in the thread's exit (by
+// other thread_local destructors) borrow a heap per call.
+using binding_of_this_thread = detail::per_thread<heap_binding>;
 
 // In a child of fork() only the forking thread lives on, so a span whose
 // flag a remote free in the parent had replaced, without yet handing the
@@ -67,12 +65,13 @@ void* allocate_small(std::size_t bytes) {
   if (memory_heap* h = thread_heap; h != nullptr) {
     return allocate_from(h, size_class);
   }
-  if (!thread_heap_gone) {
+  if (!binding_of_this_thread::gone()) {
     memory_heap* h = detail::heap_registry::acquire();
     if (h == nullptr) {
       throw std::bad_alloc();
     }
-    (void)&binding;  // constructs it, so its destructor runs at thread exit
+    // Made here, so its destructor runs at thread exit.
+    static_cast<void>(binding_of_this_thread::get());
     thread_heap = h;
     return allocate_from(h, size_class);
   }

@@ -31,6 +31,7 @@
 #include <utility>
 
 #include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/pool_core_cold.hpp"
 #include "fjord/detail/reactor.hpp"
 
 namespace fjord::detail {
@@ -110,12 +111,12 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
   // A parked thief would make every owner fence for nothing.
   w.deque.drop_registration();
   {
-    std::lock_guard lock(idle_mutex_);
-    w.idle_position = idle_.size();
-    idle_.push_back(&w);
+    std::lock_guard lock(cold_->idle_mutex);
+    w.idle_position = cold_->idle.size();
+    cold_->idle.push_back(&w);
     w.idle_in_main_loop = (until == nullptr);
     if (w.idle_in_main_loop) {
-      ++idle_main_loop_;
+      ++cold_->idle_main_loop;
     }
     census_.add_sleeper();
   }
@@ -124,16 +125,16 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
   heavy_fence();
   bool ready = exit_.load(std::memory_order_acquire) || any_work_visible() ||
                (until != nullptr && until->done());
-  // Relaxed: wait_idle() registers under idle_mutex_, which we took to go
+  // Relaxed: wait_idle() registers under cold_->idle_mutex, which we took to go
   // idle, so either we see its count or it sees us idle.
   if (!ready && until == nullptr && idle_waiters_.load(std::memory_order_relaxed) != 0) {
-    std::lock_guard lock(idle_mutex_);
+    std::lock_guard lock(cold_->idle_mutex);
     announce_if_quiescent_locked();
   }
   if (!ready && until == nullptr && drained_.load(std::memory_order_seq_cst)) {
     bool ended_pool = false;
     {
-      std::lock_guard lock(idle_mutex_);
+      std::lock_guard lock(cold_->idle_mutex);
       ended_pool = try_end_locked();
     }
     if (ended_pool) {
@@ -172,15 +173,15 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
   }
   bool as_searcher = false;
   {
-    std::lock_guard lock(idle_mutex_);
+    std::lock_guard lock(cold_->idle_mutex);
     if (w.idle_position != ~std::size_t{0}) {
-      worker* last = idle_.back();
-      idle_[w.idle_position] = last;
+      worker* last = cold_->idle.back();
+      cold_->idle[w.idle_position] = last;
       last->idle_position = w.idle_position;
-      idle_.pop_back();
+      cold_->idle.pop_back();
       w.idle_position = ~std::size_t{0};
       if (w.idle_in_main_loop) {
-        --idle_main_loop_;
+        --cold_->idle_main_loop;
       }
       census_.remove_sleeper(std::memory_order_relaxed);
     }
@@ -207,8 +208,8 @@ void pool_core::wake_one_sleeper() noexcept {
   worker* target = nullptr;
   bool start = false;
   {
-    std::lock_guard lock(idle_mutex_);
-    if (idle_.empty()) {
+    std::lock_guard lock(cold_->idle_mutex);
+    if (cold_->idle.empty()) {
       // No real sleeper: the sleeper the census shows may be a blocked
       // worker's phantom, for which a stand-in is activated now.
       if (!activate_stand_in_locked(target, start)) {
@@ -217,20 +218,20 @@ void pool_core::wake_one_sleeper() noexcept {
     } else {
       // Prefer a worker idle in its main loop: a worker parked in a join or
       // group wait may return to its own job instead of searching.
-      std::size_t pick = idle_.size() - 1;
-      for (std::size_t i = idle_.size(); i-- > 0;) {
-        if (idle_[i]->idle_in_main_loop) {
+      std::size_t pick = cold_->idle.size() - 1;
+      for (std::size_t i = cold_->idle.size(); i-- > 0;) {
+        if (cold_->idle[i]->idle_in_main_loop) {
           pick = i;
           break;
         }
       }
-      target = idle_[pick];
-      idle_[pick] = idle_.back();
-      idle_[pick]->idle_position = pick;
-      idle_.pop_back();
+      target = cold_->idle[pick];
+      cold_->idle[pick] = cold_->idle.back();
+      cold_->idle[pick]->idle_position = pick;
+      cold_->idle.pop_back();
       target->idle_position = ~std::size_t{0};
       if (target->idle_in_main_loop) {
-        --idle_main_loop_;
+        --cold_->idle_main_loop;
       }
       target->woken_as_searcher = true;
       // One RMW: one more searcher, one fewer sleeper (mod 2^64 arithmetic).

@@ -2,24 +2,19 @@
 
 #include <new>
 #include <thread>
+#include <utility>
 
 namespace fjord::detail {
 
 submission_lane::submission_lane()
-    : oldest_(std::make_unique<lane_ring>(initial_capacity)),
-      newest_(oldest_.get()),
-      head_(oldest_.get()) {}
+    : oldest_(new lane_ring(initial_capacity)), newest_(oldest_), head_(oldest_) {}
 
 submission_lane::~submission_lane() {
   free_rings();
 }
 
 void submission_lane::free_rings() noexcept {
-  if (!oldest_) {
-    return;
-  }
-  lane_ring* r = oldest_->successor.load(std::memory_order_relaxed);
-  oldest_.reset();
+  lane_ring* r = std::exchange(oldest_, nullptr);
   while (r != nullptr) {
     lane_ring* next = r->successor.load(std::memory_order_relaxed);
     delete r;

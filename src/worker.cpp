@@ -12,6 +12,7 @@
 #include "fjord/detail/blocking_section.hpp"
 #include "fjord/detail/futex.hpp"
 #include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/pool_core_cold.hpp"
 #include "fjord/detail/reactor.hpp"
 #include "fjord/detail/sync_wait_loop.hpp"
 #include "fjord/detail/worker_thread.hpp"  // stack_in_use

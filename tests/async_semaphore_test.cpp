@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fjord/pool.hpp"
+#include "fjord/stop_token.hpp"
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
 #include "fjord/when_all.hpp"

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "fjord/pool.hpp"
+
 namespace {
 
 TEST(invoke, single_closure) {

@@ -170,20 +170,6 @@ TEST(task, plain_resume_inside_a_task_keeps_every_transfer) {
   EXPECT_EQ(fjord::sync_wait(both()), 57);
 }
 
-TEST(task, runs_under_a_stop_token) {
-  std::stop_source source;
-  auto inner = []() -> fjord::task<bool> {
-    const std::stop_token t = co_await fjord::current_stop_token();
-    co_return t.stop_requested();
-  };
-  auto outer = [&]() -> fjord::task<bool> {
-    source.request_stop();
-    co_return co_await inner();  // inherits the token
-  };
-  EXPECT_TRUE(fjord::sync_wait(fjord::with_stop_token(source.get_token(), outer())));
-  EXPECT_FALSE(fjord::sync_wait(inner()));  // no token: stop impossible
-}
-
 namespace gcc_pr106188 {
 
 fjord::task<int> five() {

@@ -9,6 +9,7 @@
 
 #include "fjord/pool.hpp"
 #include "fjord/sleep.hpp"
+#include "fjord/stop_token.hpp"
 #include "fjord/sync_wait.hpp"
 #include "support/lifetime_probe.hpp"
 

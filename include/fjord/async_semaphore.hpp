@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "fjord/detail/primitive_awaiter.hpp"
-#include "fjord/detail/task_promise.hpp"
+#include "fjord/detail/promise_stop_token.hpp"
 #include "fjord/detail/waiter_list.hpp"
 
 namespace fjord {

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <chrono>
 #include <coroutine>
 #include <cstddef>
 #include <exception>
@@ -9,6 +8,7 @@
 #include <utility>
 
 #include "fjord/detail/blocking_pool.hpp"
+#include "fjord/detail/chrono.hpp"
 #include "fjord/detail/job.hpp"
 #include "fjord/detail/result_slot.hpp"
 #include "fjord/detail/resume_job.hpp"

@@ -40,6 +40,7 @@
 #include "fjord/shutdown_error.hpp"
 #include "fjord/sleep.hpp"
 #include "fjord/spawn.hpp"
+#include "fjord/stop_token.hpp"
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
 #include "fjord/task_group.hpp"

@@ -1,12 +1,12 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <future>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
 
+#include "fjord/detail/chrono.hpp"
 #include "fjord/detail/completion_latch.hpp"
 #include "fjord/detail/deadline.hpp"
 #include "fjord/detail/pool_core.hpp"

@@ -1,7 +1,6 @@
 #pragma once
 
-#include <chrono>
-
+#include "fjord/detail/chrono.hpp"
 #include "fjord/detail/deadline.hpp"
 
 namespace fjord {

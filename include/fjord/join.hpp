@@ -9,12 +9,15 @@
 #include "fjord/detail/callable.hpp"
 #include "fjord/detail/config.hpp"
 #include "fjord/detail/join_job.hpp"
+#include "fjord/detail/pool_call.hpp"
+#include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/result_slot.hpp"
 #include "fjord/detail/sync_wait_loop.hpp"
 #include "fjord/detail/worker.hpp"
-#include "fjord/pool.hpp"
 
 namespace fjord {
+
+class pool;
 
 /// What join returns for a pair of closures returning A and B: void when both
 /// return void, otherwise a pair (void becomes std::monostate, a
@@ -26,13 +29,15 @@ using join_result_t = std::conditional_t<std::is_void_v<A> && std::is_void_v<B>,
 namespace detail {
 
 // Calls f and returns its result in storable form (void as std::monostate).
+// (Here and below f() rather than std::invoke(f): the same with no
+// arguments, without <functional>.)
 template <class F>
 FJORD_ALWAYS_INLINE storable_t<std::invoke_result_t<F&>> invoke_storable(F& f) {
   if constexpr (std::is_void_v<std::invoke_result_t<F&>>) {
-    std::invoke(f);
+    f();
     return {};
   } else {
-    return std::invoke(f);
+    return f();
   }
 }
 
@@ -98,7 +103,7 @@ FJORD_ALWAYS_INLINE auto join_on_worker(worker& w, FA& a, FB& b)
   // before a's result is moved out: that move may throw, and both closures
   // must have run before any exception reaches the joiner.
   if constexpr (std::is_void_v<ra_t> && std::is_void_v<rb_t>) {
-    std::invoke(b);
+    b();
     return;
   } else {
     auto second = invoke_storable(b);
@@ -135,11 +140,12 @@ auto join(FA&& a, FB&& b) -> join_result_t<std::invoke_result_t<FA&>, std::invok
   if (w != nullptr) [[likely]] {
     return detail::join_on_worker(*w, a, b);
   }
-  pool& p = default_pool();
-  if (detail::pool_access::core(p).is_shut_down()) [[unlikely]] {
-    return detail::join_inline(detail::pool_access::core(p), a, b);
+  detail::pool_core& core = detail::default_pool_core();
+  if (core.is_shut_down()) [[unlikely]] {
+    return detail::join_inline(core, a, b);
   }
-  return p.call([&] { return detail::join_on_worker(*detail::current_worker, a, b); });
+  auto on_worker = [&] { return detail::join_on_worker(*detail::current_worker, a, b); };
+  return detail::call_on(core, on_worker);
 }
 
 /// As join, on a given pool (runs on that pool even when called from a worker
@@ -147,7 +153,8 @@ auto join(FA&& a, FB&& b) -> join_result_t<std::invoke_result_t<FA&>, std::invok
 template <detail::lvalue_callable FA, detail::lvalue_callable FB>
 auto join(pool& p, FA&& a, FB&& b)
     -> join_result_t<std::invoke_result_t<FA&>, std::invoke_result_t<FB&>> {
-  return p.call([&] { return detail::join_on_worker(*detail::current_worker, a, b); });
+  auto on_worker = [&] { return detail::join_on_worker(*detail::current_worker, a, b); };
+  return detail::call_on(detail::core_of(p), on_worker);
 }
 
 }  // namespace fjord

@@ -12,7 +12,9 @@
 #include <utility>
 
 #include "fjord/detail/callable.hpp"
+#include "fjord/detail/callable_range.hpp"
 #include "fjord/detail/job_heap.hpp"
+#include "fjord/detail/pool_call.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/result_slot.hpp"
 #include "fjord/detail/schedule_awaiter.hpp"
@@ -249,29 +251,7 @@ class pool {
   /// task_arena::execute). From one of this pool's workers, simply calls f().
   template <detail::lvalue_callable F>
   decltype(auto) call(F&& f) {
-    using value_t = std::invoke_result_t<F&>;
-    if (detail::current_worker_of(core_) != nullptr) {
-      return std::invoke(f);
-    }
-    struct call_job final : detail::job {
-      call_job(F& fn, detail::pool_core* p) : job(&execute), f(fn), pool(p) {}
-      static void execute(job* j) noexcept {
-        auto* self = static_cast<call_job*>(j);
-        self->result.run(self->f);
-        self->pool->count_down(self->latch);
-      }
-      F& f;
-      detail::pool_core* pool;
-      detail::completion_latch latch{1};
-      detail::result_slot<value_t> result;
-    };
-    call_job j(f, core_);
-    core_->inject(&j, &j, 1);
-    core_->wait(j.latch);
-    if (j.result.has_error()) {
-      std::rethrow_exception(j.result.error());
-    }
-    return static_cast<value_t>(j.result.take());
+    return detail::call_on(*core_, f);
   }
 
   /// co_await pool.schedule() continues the calling coroutine on one of this

@@ -1,12 +1,13 @@
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <exception>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "fjord/detail/chrono.hpp"
 
 namespace fjord {
 

@@ -1,12 +1,13 @@
 #pragma once
 
 #include <array>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "fjord/detail/chrono.hpp"
 
 namespace fjord {
 

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <array>
-#include <chrono>
 #include <coroutine>
 #include <cstddef>
 #include <optional>
@@ -13,6 +12,7 @@
 #include "fjord/channel.hpp"
 #include "fjord/detail/blocking_section.hpp"
 #include "fjord/detail/callable.hpp"
+#include "fjord/detail/chrono.hpp"
 #include "fjord/detail/deadline.hpp"
 #include "fjord/detail/select_case.hpp"
 

@@ -1,13 +1,13 @@
 #pragma once
 
-#include <chrono>
 #include <coroutine>
 #include <optional>
 #include <stop_token>
 #include <type_traits>
 
+#include "fjord/detail/chrono.hpp"
 #include "fjord/detail/deadline.hpp"
-#include "fjord/detail/task_promise.hpp"
+#include "fjord/detail/promise_stop_token.hpp"
 #include "fjord/detail/timer_service.hpp"
 
 namespace fjord {

@@ -18,13 +18,8 @@ namespace detail {
 // exception to the pool's unhandled_exception_handler, and frees itself.
 class detached_root {
  public:
-  struct promise_type : promise_base {
-    promise_type() noexcept { stop_token = nullptr; }
-    detached_root get_return_object() noexcept {
-      return detached_root(std::coroutine_handle<promise_type>::from_promise(*this));
-    }
+  struct promise_type : root_promise<detached_root, promise_type> {
     std::suspend_never final_suspend() const noexcept { return {}; }
-    void return_void() noexcept {}
     void unhandled_exception() noexcept { pool->report_unhandled(std::current_exception()); }
 
     resume_job start;

@@ -20,11 +20,7 @@ namespace detail {
 // waiter destroys its frame.
 class sync_root {
  public:
-  struct promise_type : promise_base {
-    promise_type() noexcept { stop_token = nullptr; }
-    sync_root get_return_object() noexcept {
-      return sync_root(std::coroutine_handle<promise_type>::from_promise(*this));
-    }
+  struct promise_type : root_promise<sync_root, promise_type> {
     struct signal_awaiter {
       bool await_ready() const noexcept { return false; }
       void await_suspend(std::coroutine_handle<promise_type> h) const noexcept {
@@ -33,8 +29,6 @@ class sync_root {
       void await_resume() const noexcept {}
     };
     signal_awaiter final_suspend() const noexcept { return {}; }
-    void return_void() noexcept {}
-    [[noreturn]] void unhandled_exception() noexcept { std::terminate(); }  // cannot happen
 
     sync_wait_loop* loop = nullptr;
   };

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <concepts>
 #include <cstdint>
 #include <exception>
@@ -13,9 +12,10 @@
 #include <type_traits>
 #include <utility>
 
-#include "fjord/detail/callable.hpp"
+#include "fjord/detail/chrono.hpp"
 #include "fjord/detail/completion_latch.hpp"
 #include "fjord/detail/deadline.hpp"
+#include "fjord/detail/group_callable.hpp"
 #include "fjord/detail/job_heap.hpp"
 #include "fjord/detail/lazy_stop_source.hpp"
 #include "fjord/detail/pool_core.hpp"

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -11,6 +10,7 @@
 #include <utility>
 
 #include "fjord/channel.hpp"
+#include "fjord/detail/chrono.hpp"
 #include "fjord/detail/deadline.hpp"
 #include "fjord/detail/timer_service.hpp"
 #include "fjord/pool.hpp"

@@ -43,7 +43,7 @@ struct stop_forwarder {
   template <class Promise>
   bool await_suspend(std::coroutine_handle<Promise> h) {
     if constexpr (std::is_base_of_v<promise_base, Promise>) {
-      if (const std::stop_token* t = h.promise().stop_token; t != nullptr && race != nullptr) {
+      if (const std::stop_token* t = stop_token_of(h.promise()); t != nullptr && race != nullptr) {
         fanout::race* r = race;
         // The copy keeps the stop state alive through request_stop(): the
         // race (and its source) may be destroyed while callbacks still run.

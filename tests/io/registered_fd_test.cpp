@@ -19,6 +19,7 @@
 #include "fjord/pool.hpp"
 #include "fjord/readiness.hpp"
 #include "fjord/spawn.hpp"
+#include "fjord/stop_token.hpp"
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
 #include "fjord/when_all.hpp"

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fjord/pool.hpp"
+#include "fjord/stop_token.hpp"
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
 #include "fjord/tcp_listener.hpp"

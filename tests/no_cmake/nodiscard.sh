@@ -10,6 +10,7 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 prelude='#include <chrono>
 #include "fjord/sleep.hpp"
+#include "fjord/stop_token.hpp"
 #include "fjord/task.hpp"
 #include "fjord/yield.hpp"
 using namespace std::chrono_literals;

@@ -1,10 +1,10 @@
 #pragma once
 
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <mutex>
 
+#include "fjord/detail/chrono.hpp"
 #include "fjord/detail/job.hpp"
 
 namespace fjord::detail {

@@ -1,14 +1,15 @@
 #pragma once
 
 #include <concepts>
-#include <ranges>
-#include <stop_token>
 #include <type_traits>
 
 namespace fjord::detail {
 
 // Named constraints for the submission APIs. Named concepts also keep
-// clang-format 14, which mangles `requires` clauses, out of the way.
+// clang-format 14, which mangles `requires` clauses, out of the way. The two
+// that need <ranges> or <stop_token> live beside their one user
+// (callable_range.hpp, group_callable.hpp), so that join.hpp, which includes
+// this header, pays for neither.
 
 // A callable invoked in place, as an lvalue (join, invoke).
 template <class F>
@@ -21,15 +22,6 @@ using stored_ref_t = std::decay_t<F>&;
 // A callable a pool can store (decayed) and call with no arguments.
 template <class F>
 concept storable_callable = std::invocable<stored_ref_t<F>>;
-
-// A task_group child: called with no arguments or with the group's token.
-template <class F>
-concept group_callable = storable_callable<F> || std::invocable<stored_ref_t<F>, std::stop_token>;
-
-// A range whose elements are storable callables (pool::post_bulk).
-template <class R>
-concept callable_range =
-    std::ranges::input_range<R> && storable_callable<std::ranges::range_reference_t<R>>;
 
 // What fjord::go runs: f and its arguments, decayed (the process owns
 // copies), called as rvalues.

@@ -1,12 +1,12 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 
+#include "fjord/detail/chrono.hpp"
 #include "fjord/detail/futex_mutex.hpp"
 #include "fjord/detail/parker.hpp"
 #include "fjord/detail/resume_job.hpp"

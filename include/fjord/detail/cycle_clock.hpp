@@ -1,11 +1,12 @@
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
+
+#include "fjord/detail/chrono.hpp"
 
 namespace fjord::detail {
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include <chrono>
+#include "fjord/detail/chrono.hpp"
 
 namespace fjord::detail {
 

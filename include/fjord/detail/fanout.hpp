@@ -11,6 +11,7 @@
 
 #include "fjord/detail/job.hpp"
 #include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/promise_stop_token.hpp"
 #include "fjord/detail/task_promise.hpp"
 #include "fjord/detail/transfer.hpp"
 #include "fjord/detail/worker.hpp"
@@ -28,20 +29,13 @@ class fanout;
 // frame after await_suspend returns, llvm/llvm-project#56301.)
 class child_runner {
  public:
-  struct promise_type : promise_base {
-    promise_type() noexcept { stop_token = nullptr; }
-
-    child_runner get_return_object() noexcept {
-      return child_runner(std::coroutine_handle<promise_type>::from_promise(*this));
-    }
+  struct promise_type : root_promise<child_runner, promise_type> {
     struct done_awaiter {
       bool await_ready() const noexcept { return false; }
       std::coroutine_handle<> await_suspend(std::coroutine_handle<promise_type> h) const noexcept;
       void await_resume() const noexcept {}
     };
     done_awaiter final_suspend() const noexcept { return {}; }
-    void return_void() noexcept {}
-    [[noreturn]] void unhandled_exception() noexcept { std::terminate(); }  // cannot happen
 
     fanout* owner = nullptr;
     std::size_t index = 0;
@@ -121,7 +115,7 @@ class fanout {
       if (f.race_ != nullptr) {
         token = &f.race_->token;
       } else if constexpr (std::is_base_of_v<promise_base, Parent>) {
-        token = parent.promise().stop_token;
+        token = stop_token_of(parent.promise());
       }
       return transfer_to(parent, f.launch(parent, token));
     }
@@ -216,7 +210,7 @@ class fanout {
     const auto h = make_(children_, i);
     h.promise().owner = this;
     h.promise().index = i;
-    h.promise().stop_token = token_;
+    h.promise().stop_token_address = token_;
     slots_[i].runner = h;
     return h;
   }

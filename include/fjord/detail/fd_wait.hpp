@@ -8,8 +8,8 @@
 #include <type_traits>
 
 #include "fjord/detail/io_waiter.hpp"
+#include "fjord/detail/promise_stop_token.hpp"
 #include "fjord/detail/reactor.hpp"
-#include "fjord/detail/task_promise.hpp"
 #include "fjord/io_deadline.hpp"
 #include "fjord/io_status.hpp"
 

@@ -1,7 +1,8 @@
 #pragma once
 
-#include <chrono>
 #include <cstdint>
+
+#include "fjord/detail/chrono.hpp"
 
 namespace fjord::detail {
 

@@ -1,10 +1,8 @@
 #pragma once
 
-#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <new>
 
 #include "fjord/detail/config.hpp"
@@ -53,13 +51,13 @@ class lane_ring {
   static constexpr bool fits_inline = sizeof(F) <= inline_size && alignof(F) <= 16;
 
   // capacity: a power of two.
-  explicit lane_ring(std::size_t capacity)
-      : slots_(std::make_unique<slot[]>(capacity)), mask_(capacity - 1) {
+  explicit lane_ring(std::size_t capacity) : slots_(new slot[capacity]), mask_(capacity - 1) {
     for (std::size_t i = 0; i < capacity; ++i) {
       slots_[i].seq.store(i, std::memory_order_relaxed);
       slots_[i].lap = capacity;
     }
   }
+  ~lane_ring() { delete[] slots_; }
   lane_ring(const lane_ring&) = delete;
   lane_ring& operator=(const lane_ring&) = delete;
 
@@ -126,7 +124,7 @@ class lane_ring {
         continue;
       }
       if (n < max) {
-        n = std::max<std::size_t>(1, n / share);
+        n = n >= share ? n / share : 1;
       }
       if (dequeue_pos_.compare_exchange_weak(pos, pos + n, std::memory_order_relaxed,
                                              std::memory_order_relaxed)) {
@@ -191,7 +189,9 @@ class lane_ring {
   }
   static void run_nothing(job* j) noexcept { static_cast<slot*>(j)->release(); }
 
-  std::unique_ptr<slot[]> slots_;
+  // Owned (new[] in the constructor): no std::unique_ptr, whose header
+  // brings <ostream> into every file that includes a pool (#11).
+  slot* const slots_;
   const std::size_t mask_;
   alignas(false_sharing_range) std::atomic<std::uint64_t> enqueue_pos_{0};
   alignas(false_sharing_range) std::atomic<std::uint64_t> dequeue_pos_{0};

@@ -1,10 +1,10 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <utility>
 
+#include "fjord/detail/chrono.hpp"
 #include "fjord/detail/futex.hpp"
 
 namespace fjord::detail {

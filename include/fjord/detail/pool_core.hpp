@@ -1,22 +1,16 @@
 #pragma once
 
-#include <pthread.h>
-
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <functional>
-#include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "fjord/detail/asymmetric_fence.hpp"
 #include "fjord/detail/census.hpp"
+#include "fjord/detail/chrono.hpp"
 #include "fjord/detail/completion_latch.hpp"
 #include "fjord/detail/config.hpp"
 #include "fjord/detail/fork_generation.hpp"
@@ -27,9 +21,12 @@
 #include "fjord/detail/submission_lane.hpp"
 #include "fjord/detail/trace_point.hpp"
 #include "fjord/detail/worker.hpp"
-#include "fjord/pool_options.hpp"
 #include "fjord/pool_stats.hpp"
 #include "fjord/priority.hpp"
+
+namespace fjord {
+struct pool_options;
+}  // namespace fjord
 
 namespace fjord::detail {
 
@@ -117,7 +114,7 @@ class pool_core {
   // one. A pool does not end while any coroutine waits on it, so a
   // timer or a primitive never wakes a coroutine into a pool that is gone.
   // Relaxed: both happen on a worker of ours in the middle of a job, before
-  // that worker can go idle (which takes idle_mutex_, where the end of the
+  // that worker can go idle (which takes the idle mutex, where the end of the
   // pool is decided).
   void note_waiting() noexcept { waiting_.fetch_add(1, std::memory_order_relaxed); }
   void note_resumed() noexcept { waiting_.fetch_sub(1, std::memory_order_relaxed); }
@@ -360,15 +357,17 @@ class pool_core {
   // inject_to_shard / inject_at_level: the chain on s, with the shutdown
   // handshake for callers from outside.
   void push_to_shard(shard& s, job* first, job* last, std::uint64_t count);
+  // The constructor's body: the shards, then size() threads.
+  void start();
   static void thread_main(void* w) noexcept;
-  void run_thread_hook(const std::function<void(std::size_t)>& hook, std::size_t index) noexcept;
+  void run_thread_hook(bool start, std::size_t index) noexcept;
   static void forget_lanes_in_fork_children() noexcept;
   void worker_main(worker& w) noexcept;
   // Makes the next worker (index thread_count()) and starts its thread;
   // 0, or the error that refused it (the slot is kept for a later try).
   // as_searcher: the census counts it as a searcher already.
   int start_thread(bool as_searcher) noexcept;
-  // Under idle_mutex_: turns one phantom sleeper (a blocked worker's
+  // Under the idle mutex: turns one phantom sleeper (a blocked worker's
   // missing thread) into a stand-in, a retired thread to unpark (woken) or
   // a new one to start (start); false if there is no phantom.
   bool activate_stand_in_locked(worker*& woken, bool& start) noexcept;
@@ -377,18 +376,16 @@ class pool_core {
   // blocked worker needs a stand-in (returns at once otherwise); false when
   // the pool has ended meanwhile.
   bool retire(worker& w) noexcept;
-  // Under idle_mutex_: the surplus flag from running_.
-  void update_surplus_locked() noexcept {
-    surplus_.store(running_ > size_, std::memory_order_relaxed);
-  }
-  // Under idle_mutex_, once the destructor began: true (and exit_ set) when
+  // Under the idle mutex: the surplus flag from the running count.
+  void update_surplus_locked() noexcept;
+  // Under the idle mutex, once the destructor began: true (and exit_ set) when
   // nothing can create work any more.
   bool try_end_locked() noexcept;
-  // Under idle_mutex_: every thread idle in its main loop or retired (a
+  // Under the idle mutex: every thread idle in its main loop or retired (a
   // blocked or paused worker has a job in hand, a thread being started is
   // neither), no coroutine waiting here, nothing queued.
   bool quiescent_locked() const noexcept;
-  // Under idle_mutex_, from a thread that just went idle: tells wait_idle()
+  // Under the idle mutex, from a thread that just went idle: tells wait_idle()
   // callers when the pool became quiescent.
   void announce_if_quiescent_locked() noexcept;
   // Our worker took j while the pool is paused: puts it back and waits for
@@ -476,7 +473,7 @@ class pool_core {
   // Bumped (and futex-woken) when a thread going idle finds the pool
   // quiescent while wait_idle() callers wait; they sleep on it.
   alignas(false_sharing_range) std::atomic<std::uint32_t> idle_epoch_{0};
-  // wait_idle() callers; written under idle_mutex_, read without it by
+  // wait_idle() callers; written under the idle mutex, read without it by
   // threads going idle (docs/scheduler.md, "Waiting for idle").
   std::atomic<std::uint32_t> idle_waiters_{0};
 
@@ -487,10 +484,12 @@ class pool_core {
   const std::string name_;
   // Slots for max_threads_ workers; the first thread_count_ are made. A slot
   // never changes once made, so thieves index it without a lock.
-  std::unique_ptr<std::unique_ptr<worker>[]> workers_;
+  // (Owned by cold_: this header does without <memory>, which brings
+  // <ostream> with it.)
+  std::vector<worker*> workers_;
   std::atomic<std::size_t> thread_count_{0};
-  job_recycler recycler_;  // destroyed after the workers' threads are joined
-  std::vector<std::unique_ptr<shard>> shards_;
+  job_recycler recycler_;       // destroyed after the workers' threads are joined
+  std::vector<shard*> shards_;  // owned by cold_
   // Queues of the high and low priority levels (normal work takes the lanes
   // and shards).
   shard high_;
@@ -498,11 +497,6 @@ class pool_core {
 
   std::size_t shard_mask_ = 0;
   std::chrono::nanoseconds spin_budget_;
-  std::function<void(std::exception_ptr)> unhandled_handler_;
-  const std::vector<unsigned> cpus_;  // empty: no placement
-  const bool pin_each_worker_;
-  const std::function<void(std::size_t)> on_thread_start_;
-  const std::function<void(std::size_t)> on_thread_stop_;
 
   // Lanes of foreign threads. The array only grows while the pool lives; a
   // lane whose thread left is adopted by the next thread that needs one.
@@ -510,23 +504,17 @@ class pool_core {
   const std::uint64_t id_;  // never reused: names this pool in thread caches
   // The fork() generation the threads were made in (fork_generation.hpp).
   const unsigned fork_generation_;
-  std::mutex lanes_mutex_;
-  std::vector<std::shared_ptr<submission_lane>> lane_owners_;  // guarded
   std::array<std::atomic<submission_lane*>, max_lanes> lanes_{};
   std::atomic<std::size_t> lane_count_{0};
 
-  std::mutex idle_mutex_;
-  std::vector<worker*> idle_;       // parked workers, most recent last
-  std::size_t idle_main_loop_ = 0;  // of which are idle in the main loop
-  std::vector<worker*> retired_;    // spares out of the running set
-  std::size_t running_ = 0;         // threads neither blocked nor retired
-  std::size_t deficit_ = 0;         // phantom sleepers in the census (begin_blocking)
-  std::size_t reserved_ = 0;        // threads made or being made
-
-  std::mutex threads_mutex_;  // serialises starting threads; guards threads_
-  std::vector<pthread_t> threads_;
-  std::mutex shut_down_mutex_;  // one shut_down() at a time
-  bool joined_ = false;         // guarded by shut_down_mutex_
+  // The cold part (detail/pool_core_cold.hpp): the options only starting a
+  // thread or reporting an error reads, and the state behind the idle, thread
+  // and lane mutexes. Kept out of this header, which every join and group
+  // includes: its std::function, std::mutex and <thread> members made
+  // <fjord/join.hpp> compile twice as slowly (#11).
+  // Owned: freed by the destructor (or the constructor when it throws).
+  struct cold_state;
+  cold_state* const cold_;
 };
 
 // fjord::default_pool()'s core, made if need be; nullptr when it cannot be

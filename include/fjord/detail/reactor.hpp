@@ -2,13 +2,13 @@
 
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "fjord/detail/chrono.hpp"
 #include "fjord/detail/config.hpp"
 
 namespace fjord::detail {

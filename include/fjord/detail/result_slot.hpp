@@ -1,13 +1,13 @@
 #pragma once
 
 #include <exception>
-#include <functional>
 #include <optional>
 #include <type_traits>
 #include <utility>
 #include <variant>  // std::monostate
 
 #include "fjord/detail/assert.hpp"
+#include "fjord/detail/reference_wrapper.hpp"
 
 namespace fjord::detail {
 
@@ -28,12 +28,14 @@ class result_slot {
   template <class F>
   void run(F& f) noexcept {
     try {
+      // f() rather than std::invoke(f): the same with no arguments,
+      // without <functional>.
       if constexpr (std::is_void_v<T>) {
-        std::invoke(f);
+        f();
         value_.emplace();
       } else {
         // A reference result binds its reference_wrapper here.
-        value_.emplace(std::invoke(f));
+        value_.emplace(f());
       }
     } catch (...) {
       error_ = std::current_exception();

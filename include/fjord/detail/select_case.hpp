@@ -1,6 +1,5 @@
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <stop_token>
@@ -10,6 +9,7 @@
 #include "fjord/channel_status.hpp"
 #include "fjord/detail/channel_state.hpp"
 #include "fjord/detail/channel_waiter.hpp"
+#include "fjord/detail/chrono.hpp"
 #include "fjord/detail/timer_service.hpp"
 
 namespace fjord::detail {

@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <cstddef>
-#include <memory>
 
 #include "fjord/detail/config.hpp"
 #include "fjord/detail/job.hpp"
@@ -90,8 +89,8 @@ class submission_lane {
  private:
   lane_ring::slot* grow() noexcept;
 
-  std::unique_ptr<lane_ring> oldest_;
-  lane_ring* newest_;                                           // owner only
+  lane_ring* oldest_;  // owned, with its successors (free_rings)
+  lane_ring* newest_;  // owner only
   alignas(false_sharing_range) std::atomic<bool> busy_{false};  // owner writes
   std::atomic<bool> orphaned_{false};
   alignas(false_sharing_range) std::atomic<lane_ring*> head_;  // consumers

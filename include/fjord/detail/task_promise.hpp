@@ -4,8 +4,7 @@
 #include <coroutine>
 #include <cstddef>
 #include <exception>
-#include <memory>
-#include <stop_token>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -18,6 +17,10 @@ class task;
 }  // namespace fjord
 
 namespace fjord::detail {
+
+// co_await on an empty task: throws std::logic_error (out of line, so that
+// task.hpp needs no <stdexcept>).
+[[noreturn]] void throw_empty_task();
 
 // What every fjord coroutine promise shares: frames from the frame
 // allocator, the coroutine to resume when this one ends, and the stop token
@@ -49,9 +52,9 @@ class promise_base {
   void attach(std::coroutine_handle<Parent> parent) noexcept {
     continuation = parent;
     if constexpr (std::is_base_of_v<promise_base, Parent>) {
-      stop_token = parent.promise().stop_token;
+      stop_token_address = parent.promise().stop_token_address;
     } else {
-      stop_token = nullptr;
+      stop_token_address = nullptr;
     }
   }
 
@@ -60,23 +63,30 @@ class promise_base {
   // per call on the co_await chain path. Promises that are never attached
   // (the roots of sync_wait, spawn and when_all) set them themselves.
   std::coroutine_handle<> continuation;
-  // Not owned: the token lives in whoever set it (when_any, with_stop_token)
-  // and outlives this coroutine. nullptr: no stop can be requested.
-  const std::stop_token* stop_token;
+  // The std::stop_token this coroutine runs under, not owned: it lives in
+  // whoever set it (when_any, with_stop_token) and outlives this coroutine.
+  // nullptr: no stop can be requested. Untyped so that task.hpp needs no
+  // <stop_token>, which alone costs more to compile than the rest of it
+  // (#11); detail/promise_stop_token.hpp reads it back.
+  const void* stop_token_address;
 };
 
-// The stop token a wait with no token of its own observes: the one the
-// awaiting coroutine runs under (set by when_any or with_stop_token), or one
-// on which no stop can be requested (also for coroutines fjord did not make).
-template <class Promise>
-std::stop_token inherited_stop_token(std::coroutine_handle<Promise> h) noexcept {
-  if constexpr (std::is_base_of_v<promise_base, Promise>) {
-    if (const std::stop_token* inherited = h.promise().stop_token; inherited != nullptr) {
-      return *inherited;
-    }
+// What the promises of fjord's own root coroutines share (sync_wait's,
+// spawn's, and when_all's and when_any's runners): they start a task rather
+// than being awaited, so they have no parent to inherit a stop token from;
+// they return nothing; and the handle is the return object. Root is the
+// coroutine's type, Promise its promise type (which derives from this).
+template <class Root, class Promise>
+struct root_promise : promise_base {
+  root_promise() noexcept { stop_token_address = nullptr; }
+  Root get_return_object() noexcept {
+    return Root(std::coroutine_handle<Promise>::from_promise(static_cast<Promise&>(*this)));
   }
-  return {};
-}
+  void return_void() noexcept {}
+  // A root that awaits its task's completion, not its result, cannot see
+  // an exception (spawn's root, which can, replaces this).
+  [[noreturn]] void unhandled_exception() noexcept { std::terminate(); }
+};
 
 // The outcome of a task: a value, an exception, or (before it ran) nothing.
 // A hand-made union rather than std::variant keeps the hot path to a byte
@@ -88,12 +98,12 @@ class task_promise final : public promise_base {
   ~task_promise() {
     if constexpr (!std::is_trivially_destructible_v<T>) {
       if (state_ == state::value) {
-        std::destroy_at(std::addressof(stored_value));
+        stored_value.~T();
         return;
       }
     }
     if (state_ == state::error) {
-      std::destroy_at(std::addressof(stored_error));
+      stored_error.~exception_ptr();
     }
   }
   task_promise(const task_promise&) = delete;
@@ -103,11 +113,13 @@ class task_promise final : public promise_base {
 
   template <std::convertible_to<T> U>
   void return_value(U&& v) noexcept(std::is_nothrow_constructible_v<T, U&&>) {
-    std::construct_at(std::addressof(stored_value), std::forward<U>(v));
+    // Placement new on the member's own address (__builtin_addressof, which
+    // is what std::addressof is, without <memory>'s compile time).
+    ::new (static_cast<void*>(__builtin_addressof(stored_value))) T(std::forward<U>(v));
     state_ = state::value;
   }
   void unhandled_exception() noexcept {
-    std::construct_at(std::addressof(stored_error), std::current_exception());
+    ::new (static_cast<void*>(&stored_error)) std::exception_ptr(std::current_exception());
     state_ = state::error;
   }
 
@@ -139,7 +151,7 @@ class task_promise<T&> final : public promise_base {
  public:
   task<T&> get_return_object() noexcept;
 
-  void return_value(T& v) noexcept { value_ = std::addressof(v); }
+  void return_value(T& v) noexcept { value_ = __builtin_addressof(v); }
   void unhandled_exception() noexcept { error_ = std::current_exception(); }
 
   T& result() const {

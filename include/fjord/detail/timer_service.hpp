@@ -1,11 +1,11 @@
 #pragma once
 
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <mutex>
 #include <vector>
 
+#include "fjord/detail/chrono.hpp"
 #include "fjord/detail/fork_generation.hpp"
 #include "fjord/detail/resume_job.hpp"
 

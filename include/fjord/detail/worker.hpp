@@ -1,13 +1,12 @@
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <atomic>
 #include <bit>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
+#include "fjord/detail/chrono.hpp"
 #include "fjord/detail/config.hpp"
 #include "fjord/detail/job_heap.hpp"
 #include "fjord/detail/parker.hpp"
@@ -70,8 +69,9 @@ struct worker_counters {
   }
 
   void record_job_duration(std::uint64_t ns) noexcept {
-    const std::size_t bucket =
-        ns < 2 ? 0 : std::min<std::size_t>(std::bit_width(ns) - 1, job_duration_buckets - 1);
+    constexpr std::size_t last = job_duration_buckets - 1;
+    const std::size_t log2 = ns < 2 ? 0 : std::bit_width(ns) - 1;
+    const std::size_t bucket = log2 < last ? log2 : last;
     job_durations[bucket].bump();
   }
 

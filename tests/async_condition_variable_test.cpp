@@ -33,7 +33,7 @@ TEST(async_condition_variable, bounded_queue_under_contention) {
   std::deque<int> queue;
   constexpr int producers = 50;
   constexpr int per_producer = 200;
-  std::vector<std::atomic<int>> seen(producers * per_producer);
+  std::vector<std::atomic<int>> seen(std::size_t{producers} * per_producer);
   auto producer = [&](int id) -> fjord::task<void> {
     for (int i = 0; i < per_producer; ++i) {
       co_await m.lock();

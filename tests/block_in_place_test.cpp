@@ -159,7 +159,7 @@ TEST(block_in_place, task_groups_nested_across_pools_finish) {
 TEST(block_in_place, every_job_runs_once_while_spares_come_and_go) {
   constexpr int rounds = 200;
   constexpr int per_round = 50;
-  std::vector<std::atomic<int>> runs(rounds * per_round);
+  std::vector<std::atomic<int>> runs(std::size_t{rounds} * per_round);
   {
     fjord::pool p(fjord::pool_options{.workers = 2});
     std::vector<fjord::future<void>> blockers;
@@ -205,7 +205,7 @@ TEST(block_in_place, a_worker_stack_overflow_is_reported_as_such) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(
       {
-        fjord::pool p(fjord::pool_options{.workers = 1, .stack_size = 256 * 1024});
+        fjord::pool p(fjord::pool_options{.workers = 1, .stack_size = std::size_t{256} * 1024});
         struct deep {
           static int down(int n) {
             volatile char frame[512];
@@ -240,7 +240,7 @@ TEST(block_in_place, a_worker_deep_in_its_stack_blocks_instead_of_helping) {
   // in use, joins; the other worker steals the second half and holds it for
   // a while. Posted jobs must then run on a spare, never on X inside its
   // wait (helping would stack them on X's nearly full stack).
-  fjord::pool p(fjord::pool_options{.workers = 2, .stack_size = 1024 * 1024});
+  fjord::pool p(fjord::pool_options{.workers = 2, .stack_size = std::size_t{1024} * 1024});
   std::atomic<std::thread::id> waiter{};
   std::atomic<bool> in_wait{false};
   std::atomic<int> ran_inside_wait{0};

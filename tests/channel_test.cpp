@@ -292,7 +292,7 @@ TEST(channel, many_producers_and_consumers_deliver_each_value_exactly_once) {
   fjord::pool p(fjord::pool_options{.workers = 2});
   for (std::size_t capacity : {0, 1, 64}) {
     fjord::channel<int> ch(capacity);
-    std::vector<std::atomic<int>> seen(producers * per_producer);
+    std::vector<std::atomic<int>> seen(std::size_t{producers} * per_producer);
     std::atomic<int> producers_left{producers};
     auto produce = [&](int id) -> fjord::task<void> {
       for (int i = 0; i < per_producer; ++i) {

@@ -27,6 +27,10 @@
 
 using namespace std::chrono_literals;
 
+// These tests call std::exit and setenv on purpose: in death-test children,
+// or before the pool they configure exists, where no other thread runs.
+// NOLINTBEGIN(concurrency-mt-unsafe)
+
 namespace {
 
 // The message default_pool() throws with FJORD_WORKERS=value, or "" if it
@@ -86,6 +90,7 @@ namespace {
 
 // Used from a static destructor, after the default pool was shut down.
 struct uses_fjord_at_exit {
+  // NOLINTNEXTLINE(bugprone-exception-escape): a throw here fails the test (terminate)
   ~uses_fjord_at_exit() {
     // join runs both closures inline.
     auto [a, b] = fjord::join([] { return 1; }, [] { return 2; });
@@ -210,3 +215,5 @@ TEST(default_pool, timers_do_not_create_it) {
       },
       ::testing::ExitedWithCode(0), "");
 }
+
+// NOLINTEND(concurrency-mt-unsafe)

@@ -12,21 +12,25 @@
 #include <vector>
 
 #include "fjord/pool.hpp"
+#include "support/pool_fixture.hpp"
 
 namespace {
 
+// Runs on pools of 1, 2 and 4 workers and checks that nothing is left behind.
+class future_on_pools : public fjord_test::pool_fixture {};
+
 using namespace std::chrono_literals;
 
-TEST(future, get_returns_value) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(future_on_pools, get_returns_value) {
+  fjord::pool& p = pool();
   auto f = p.submit([] { return std::string("hello"); });
   EXPECT_TRUE(f.valid());
   EXPECT_EQ(f.get(), "hello");
   EXPECT_FALSE(f.valid());
 }
 
-TEST(future, void_and_move_only) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(future_on_pools, void_and_move_only) {
+  fjord::pool& p = pool();
   std::atomic<int> x{0};
   auto f = p.submit([&] { x = 1; });
   f.get();
@@ -35,8 +39,8 @@ TEST(future, void_and_move_only) {
   EXPECT_EQ(*g.get(), 9);
 }
 
-TEST(future, exception_is_rethrown_by_get) {
-  fjord::pool p(fjord::pool_options{.workers = 1});
+TEST_P(future_on_pools, exception_is_rethrown_by_get) {
+  fjord::pool& p = pool();
   auto f = p.submit([]() -> int { throw std::domain_error("bad"); });
   EXPECT_THROW(f.get(), std::domain_error);
 }
@@ -133,16 +137,16 @@ TEST(future, timed_wait_inside_a_worker_times_out) {
   slow.get();
 }
 
-TEST(future, dropped_without_get_is_freed) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(future_on_pools, dropped_without_get_is_freed) {
+  fjord::pool& p = pool();
   for (int i = 0; i < 1000; ++i) {
     static_cast<void>(p.submit([] { return std::vector<int>(100); }));
   }
   SUCCEED();  // ASan reports a leak if a state is never freed
 }
 
-TEST(future, many_submitters) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(future_on_pools, many_submitters) {
+  fjord::pool& p = pool();
   std::vector<std::thread> threads;
   std::atomic<long> sum{0};
   for (int t = 0; t < 4; ++t) {
@@ -161,5 +165,8 @@ TEST(future, many_submitters) {
   }
   EXPECT_EQ(sum.load(), 4L * (1999L * 2000L / 2) + 2000L * (0 + 1 + 2 + 3));
 }
+
+INSTANTIATE_TEST_SUITE_P(workers, future_on_pools, fjord_test::worker_counts,
+                         fjord_test::worker_count_name);
 
 }  // namespace

@@ -7,8 +7,12 @@
 #include <string>
 
 #include "fjord/pool.hpp"
+#include "support/pool_fixture.hpp"
 
 namespace {
+
+// Runs on pools of 1, 2 and 4 workers and checks that nothing is left behind.
+class invoke_on_pools : public fjord_test::pool_fixture {};
 
 TEST(invoke, single_closure) {
   auto t = fjord::invoke([] { return 3; });
@@ -33,8 +37,8 @@ TEST(invoke, all_void_returns_void) {
   static_assert(std::is_void_v<decltype(fjord::invoke([] {}, [] {}))>);
 }
 
-TEST(invoke, first_exception_in_argument_order_wins) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(invoke_on_pools, first_exception_in_argument_order_wins) {
+  fjord::pool& p = pool();
   try {
     p.call([] {
       fjord::invoke([] {}, [] { throw std::runtime_error("second"); },
@@ -46,5 +50,8 @@ TEST(invoke, first_exception_in_argument_order_wins) {
   }
   EXPECT_EQ(p.stats().suppressed_exceptions, 1u);
 }
+
+INSTANTIATE_TEST_SUITE_P(workers, invoke_on_pools, fjord_test::worker_counts,
+                         fjord_test::worker_count_name);
 
 }  // namespace

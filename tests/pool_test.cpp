@@ -98,13 +98,11 @@ TEST(pool, post_runs_every_job_before_destruction) {
   EXPECT_EQ(count.load(), 10000);
 }
 
-TEST(pool, post_bulk_runs_every_job) {
+TEST_P(pool_on_pools, post_bulk_runs_every_job) {
   std::atomic<int> count{0};
-  {
-    fjord::pool p(fjord::pool_options{.workers = 2});
-    std::vector<std::function<void()>> jobs(5000, [&] { count.fetch_add(1); });
-    p.post_bulk(jobs);
-  }
+  std::vector<std::function<void()>> jobs(5000, [&] { count.fetch_add(1); });
+  pool().post_bulk(jobs);
+  pool().wait_idle();
   EXPECT_EQ(count.load(), 5000);
 }
 
@@ -236,20 +234,19 @@ TEST(pool, an_idle_pool_holds_no_thief_registration) {
   EXPECT_GT(p.stats().total().steals, 0u) << "no steal happened: the test proved nothing";
 }
 
-TEST(pool, lvalue_callables_are_copied) {
+TEST_P(pool_on_pools, lvalue_callables_are_copied) {
   std::atomic<int> n{0};
-  {
-    fjord::pool p(fjord::pool_options{.workers = 2});
-    auto bump = [&n] { n.fetch_add(1); };
-    p.post(bump);
-    auto f = p.submit(bump);
-    f.get();
-    fjord::task_group g(p);
-    g.run(bump);
-    g.wait();
-    const std::function<void()> fn = bump;
-    p.post(fn);
-  }
+  fjord::pool& p = pool();
+  auto bump = [&n] { n.fetch_add(1); };
+  p.post(bump);
+  auto f = p.submit(bump);
+  f.get();
+  fjord::task_group g(p);
+  g.run(bump);
+  g.wait();
+  const std::function<void()> fn = bump;
+  p.post(fn);
+  p.wait_idle();
   EXPECT_EQ(n.load(), 4);
 }
 
@@ -328,7 +325,7 @@ TEST(pool, pools_created_and_destroyed_in_a_loop) {
 TEST(pool, posts_from_more_threads_than_lanes_run_once) {
   constexpr int threads = 80;
   constexpr int per_thread = 2000;
-  std::vector<std::atomic<int>> runs(threads * per_thread);
+  std::vector<std::atomic<int>> runs(std::size_t{threads} * per_thread);
   {
     fjord::pool p(fjord::pool_options{.workers = 2});
     std::vector<std::thread> posters;
@@ -417,7 +414,7 @@ TEST(pool, lanes_outlive_their_pool_safely) {
 
 // A callable whose copy throws: the poster gets the exception, the slot it
 // had taken is skipped, and later posts run.
-TEST(pool, a_callable_whose_copy_throws_leaves_the_pool_usable) {
+TEST_P(pool_on_pools, a_callable_whose_copy_throws_leaves_the_pool_usable) {
   struct throwing_copy {
     std::atomic<int>* ran;
     bool armed;
@@ -432,21 +429,20 @@ TEST(pool, a_callable_whose_copy_throws_leaves_the_pool_usable) {
     void operator()() const { ran->fetch_add(1); }
   };
   std::atomic<int> ran{0};
-  {
-    fjord::pool p(fjord::pool_options{.workers = 2});
-    const throwing_copy bad(&ran, true);
-    const throwing_copy good(&ran, false);
-    for (int i = 0; i < 1000; ++i) {
-      EXPECT_THROW(p.post(bad), std::runtime_error);
-      p.post(good);
-    }
+  fjord::pool& p = pool();
+  const throwing_copy bad(&ran, true);
+  const throwing_copy good(&ran, false);
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_THROW(p.post(bad), std::runtime_error);
+    p.post(good);
   }
+  p.wait_idle();
   EXPECT_EQ(ran.load(), 1000);
 }
 
 // A callable whose copy posts to the same pool: the nested post must not
 // take the slot the outer one is filling.
-TEST(pool, posting_from_a_callables_copy_constructor) {
+TEST_P(pool_on_pools, posting_from_a_callables_copy_constructor) {
   struct posts_when_copied {
     fjord::pool* p;
     std::atomic<int>* ran;
@@ -461,13 +457,12 @@ TEST(pool, posting_from_a_callables_copy_constructor) {
     void operator()() const { ran->fetch_add(1); }
   };
   std::atomic<int> ran{0};
-  {
-    fjord::pool p(fjord::pool_options{.workers = 2});
-    const posts_when_copied c(&p, &ran);
-    for (int i = 0; i < 500; ++i) {
-      p.post(c);
-    }
+  fjord::pool& p = pool();
+  const posts_when_copied c(&p, &ran);
+  for (int i = 0; i < 500; ++i) {
+    p.post(c);
   }
+  p.wait_idle();
   EXPECT_EQ(ran.load(), 500 * 10101);
 }
 

@@ -209,14 +209,14 @@ TEST(priority, mixed_levels_from_many_threads_run_exactly_once) {
   fjord::pool p(fjord::pool_options{.workers = 2});
   constexpr int threads = 4;
   constexpr int jobs = 5000;
-  std::vector<std::atomic<int>> runs(threads * jobs);
+  std::vector<std::atomic<int>> runs(std::size_t{threads} * jobs);
   std::vector<std::thread> posters;
   for (int t = 0; t < threads; ++t) {
     posters.emplace_back([&, t] {
       std::mt19937 rng(static_cast<unsigned>(t));
       for (int i = 0; i < jobs; ++i) {
         const auto level = static_cast<fjord::priority>(rng() % 3);
-        auto* slot = &runs[static_cast<std::size_t>(t * jobs + i)];
+        auto* slot = &runs[static_cast<std::size_t>(t) * jobs + i];
         p.post(level, [slot] { slot->fetch_add(1); });
       }
     });

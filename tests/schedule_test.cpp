@@ -11,11 +11,15 @@
 #include "fjord/task.hpp"
 #include "fjord/when_all.hpp"
 #include "fjord/yield.hpp"
+#include "support/pool_fixture.hpp"
 
 namespace {
 
-TEST(schedule, moves_the_coroutine_onto_the_pool) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+// Runs on pools of 1, 2 and 4 workers and checks that nothing is left behind.
+class schedule_on_pools : public fjord_test::pool_fixture {};
+
+TEST_P(schedule_on_pools, moves_the_coroutine_onto_the_pool) {
+  fjord::pool& p = pool();
   auto body = [&]() -> fjord::task<bool> {
     const bool before = p.owns_current_thread();
     co_await p.schedule();
@@ -78,5 +82,8 @@ TEST(yield, off_a_pool_is_a_no_op) {
   };
   EXPECT_EQ(fjord::sync_wait(body()), 1);
 }
+
+INSTANTIATE_TEST_SUITE_P(workers, schedule_on_pools, fjord_test::worker_counts,
+                         fjord_test::worker_count_name);
 
 }  // namespace

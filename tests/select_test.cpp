@@ -148,7 +148,7 @@ TEST(select, exactly_one_case_commits_under_contention) {
     fjord::channel<int> b(capacity);
     fjord::channel<int> done(0);
     constexpr int per_channel = 20000;
-    std::vector<std::atomic<int>> seen(2 * per_channel);
+    std::vector<std::atomic<int>> seen(std::size_t{2} * per_channel);
     auto selector = [&]() -> fjord::task<void> {
       while (true) {
         std::optional<int> x;

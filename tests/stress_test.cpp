@@ -21,6 +21,7 @@
 namespace {
 
 int scale() {
+  // Read before any pool starts. NOLINTNEXTLINE(concurrency-mt-unsafe)
   const char* s = std::getenv("FJORD_STRESS_SCALE");
   return s != nullptr ? std::max(1, std::atoi(s)) : 1;
 }

@@ -20,6 +20,8 @@ namespace {
 
 // Runs on pools of 1, 2 and 4 workers and checks that nothing is left behind.
 class task_group_on_pools : public fjord_test::pool_fixture {};
+class task_group_wait_for_on_pools : public fjord_test::pool_fixture {};
+class task_group_on_finish_on_pools : public fjord_test::pool_fixture {};
 
 using namespace std::chrono_literals;
 
@@ -115,8 +117,8 @@ TEST(task_group, cancel_skips_children_not_started) {
   EXPECT_LT(ran.load(), 101);
 }
 
-TEST(task_group, children_see_the_stop_token) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(task_group_on_pools, children_see_the_stop_token) {
+  fjord::pool& p = pool();
   fjord::task_group g(p);
   std::atomic<bool> saw_stop{false};
   std::atomic<bool> started{false};
@@ -135,8 +137,8 @@ TEST(task_group, children_see_the_stop_token) {
   EXPECT_TRUE(saw_stop.load());
 }
 
-TEST(task_group, external_stop_token_cancels) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(task_group_on_pools, external_stop_token_cancels) {
+  fjord::pool& p = pool();
   std::stop_source source;
   fjord::task_group g(p, source.get_token());
   std::atomic<bool> started{false};
@@ -153,8 +155,8 @@ TEST(task_group, external_stop_token_cancels) {
   EXPECT_EQ(g.wait(), fjord::task_group_status::canceled);
 }
 
-TEST(task_group, destructor_waits_for_running_children) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(task_group_on_pools, destructor_waits_for_running_children) {
+  fjord::pool& p = pool();
   std::atomic<int> n{0};
   {
     fjord::task_group g(p);
@@ -200,16 +202,16 @@ TEST(task_group_wait_for, a_timeout_cancels_nothing) {
   EXPECT_EQ(ran.load(), 2);
 }
 
-TEST(task_group_wait_for, an_empty_group_is_complete_at_once) {
-  fjord::pool p(fjord::pool_options{.workers = 1});
+TEST_P(task_group_wait_for_on_pools, an_empty_group_is_complete_at_once) {
+  fjord::pool& p = pool();
   fjord::task_group g(p);
   EXPECT_EQ(g.wait_for(0s), fjord::task_group_status::complete);
   EXPECT_EQ(g.wait_until(std::chrono::steady_clock::time_point::min()),
             fjord::task_group_status::complete);
 }
 
-TEST(task_group_wait_for, rethrows_when_done_in_time_and_reports_cancellation) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(task_group_wait_for_on_pools, rethrows_when_done_in_time_and_reports_cancellation) {
+  fjord::pool& p = pool();
   fjord::task_group g(p);
   g.run([] { throw std::runtime_error("child"); });
   EXPECT_THROW(g.wait_for(10s), std::runtime_error);
@@ -248,8 +250,8 @@ TEST(task_group_wait_for, on_a_worker_helps_until_the_deadline) {
   });
 }
 
-TEST(task_group_on_finish, runs_once_after_every_child_with_the_status) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(task_group_on_finish_on_pools, runs_once_after_every_child_with_the_status) {
+  fjord::pool& p = pool();
   std::atomic<int> calls{0};
   std::atomic<int> ran{0};
   std::atomic<int> ran_at_callback{-1};
@@ -279,8 +281,9 @@ TEST(task_group_on_finish, with_nothing_pending_runs_at_once_on_the_caller) {
   EXPECT_EQ(ran_on, me);
 }
 
-TEST(task_group_on_finish, receives_the_first_exception_which_wait_then_does_not_rethrow) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(task_group_on_finish_on_pools,
+       receives_the_first_exception_which_wait_then_does_not_rethrow) {
+  fjord::pool& p = pool();
   fjord::task_group g(p);
   std::exception_ptr got;
   fjord::task_group_status got_status = fjord::task_group_status::complete;
@@ -296,8 +299,8 @@ TEST(task_group_on_finish, receives_the_first_exception_which_wait_then_does_not
   EXPECT_EQ(p.stats().suppressed_exceptions, 0u);
 }
 
-TEST(task_group_on_finish, run_after_the_finish_and_a_second_on_finish_throw) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(task_group_on_finish_on_pools, run_after_the_finish_and_a_second_on_finish_throw) {
+  fjord::pool& p = pool();
   fjord::task_group g(p);
   g.run([] {});
   g.on_finish([](fjord::task_group_status, std::exception_ptr) {});
@@ -312,8 +315,8 @@ TEST(task_group_on_finish, run_after_the_finish_and_a_second_on_finish_throw) {
   EXPECT_EQ(g.wait(), fjord::task_group_status::complete);  // the refused child left no count
 }
 
-TEST(task_group_on_finish, children_added_by_children_are_waited_for) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(task_group_on_finish_on_pools, children_added_by_children_are_waited_for) {
+  fjord::pool& p = pool();
   fjord::task_group g(p);
   std::atomic<int> leaves{0};
   std::atomic<int> leaves_at_callback{-1};
@@ -332,8 +335,8 @@ TEST(task_group_on_finish, children_added_by_children_are_waited_for) {
   EXPECT_EQ(leaves_at_callback.load(), 1024);
 }
 
-TEST(task_group_on_finish, exactly_once_racing_cancellation) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(task_group_on_finish_on_pools, exactly_once_racing_cancellation) {
+  fjord::pool& p = pool();
   for (int trial = 0; trial < 300; ++trial) {
     std::atomic<int> calls{0};
     std::atomic<int> ran{0};
@@ -378,8 +381,8 @@ TEST(task_group_on_finish, a_throwing_callback_goes_to_the_pools_handler) {
   EXPECT_EQ(handled.load(), 1);
 }
 
-TEST(task_group_on_finish, a_move_only_callback) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+TEST_P(task_group_on_finish_on_pools, a_move_only_callback) {
+  fjord::pool& p = pool();
   std::promise<fjord::task_group_status> done;
   std::future<fjord::task_group_status> result = done.get_future();
   fjord::task_group g(p);
@@ -392,6 +395,10 @@ TEST(task_group_on_finish, a_move_only_callback) {
 }
 
 INSTANTIATE_TEST_SUITE_P(workers, task_group_on_pools, fjord_test::worker_counts,
+                         fjord_test::worker_count_name);
+INSTANTIATE_TEST_SUITE_P(workers, task_group_wait_for_on_pools, fjord_test::worker_counts,
+                         fjord_test::worker_count_name);
+INSTANTIATE_TEST_SUITE_P(workers, task_group_on_finish_on_pools, fjord_test::worker_counts,
                          fjord_test::worker_count_name);
 
 }  // namespace

@@ -39,6 +39,7 @@
 #include "fjord/select.hpp"
 #include "fjord/shutdown_error.hpp"
 #include "fjord/sleep.hpp"
+#include "fjord/sleep_status.hpp"
 #include "fjord/spawn.hpp"
 #include "fjord/stop_token.hpp"
 #include "fjord/sync_wait.hpp"
@@ -51,4 +52,5 @@
 #include "fjord/udp_socket.hpp"
 #include "fjord/when_all.hpp"
 #include "fjord/when_any.hpp"
+#include "fjord/when_any_result.hpp"
 #include "fjord/yield.hpp"

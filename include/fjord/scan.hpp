@@ -10,59 +10,11 @@
 
 #include "fjord/detail/chunked_scan.hpp"
 #include "fjord/detail/index_range.hpp"
+#include "fjord/detail/scan_impl.hpp"
 #include "fjord/detail/unrolled_reduce.hpp"
 #include "fjord/execution.hpp"
 
 namespace fjord {
-
-namespace detail {
-
-// out[i] = init op transform(first[0]) op ... op transform(first[i])
-// (inclusive) or the same up to i - 1 (exclusive, init required). out may be
-// first (in place).
-template <class S, class In, class Out, class Op, class Transform>
-Out parallel_scan(const parallel_policy& policy, In first, std::size_t n, Out out,
-                  std::optional<S> init, Op& op, Transform& transform, bool inclusive) {
-  auto element = [&](std::size_t i) -> decltype(auto) { return transform(*index_at(first, i)); };
-  auto reduce = [&](std::size_t b, std::size_t e) { return unrolled_reduce<S>(b, e, element, op); };
-  auto apply = [&](std::size_t b, std::size_t e, const std::optional<S>& exclusive) -> S {
-    if (inclusive) {
-      S running = exclusive ? as_sum<S>(op(*exclusive, element(b))) : as_sum<S>(element(b));
-      *index_at(out, b) = running;
-      for (std::size_t i = b + 1; i < e; ++i) {
-        running = op(std::move(running), element(i));
-        *index_at(out, i) = running;
-      }
-      return running;
-    }
-    S running = *exclusive;
-    for (std::size_t i = b; i < e; ++i) {
-      S next = as_sum<S>(op(running, element(i)));  // read element i before out[i] is written
-      *index_at(out, i) = std::move(running);
-      running = std::move(next);
-    }
-    return running;
-  };
-  auto combine = [&](const S& left, S right) -> S { return op(left, std::move(right)); };
-  chunked_scan<S, decltype(reduce), decltype(apply), decltype(combine)> scan(
-      n, scan_tile_size<S>(policy), policy.is_deterministic(), std::move(init), reduce, apply,
-      combine);
-  scan.run(policy);
-  return index_at(out, n);
-}
-
-// The scans without a transform: an element by reference when the iterator
-// gives one, else by value (a reference to an iterator's temporary would
-// dangle once element() returned).
-inline constexpr auto identity_transform = [](auto&& x) -> decltype(auto) {
-  if constexpr (std::is_lvalue_reference_v<decltype(x)>) {
-    return (x);
-  } else {
-    return std::remove_cvref_t<decltype(x)>(std::forward<decltype(x)>(x));
-  }
-};
-
-}  // namespace detail
 
 /// std::inclusive_scan: out[i] = first[0] op ... op first[i] (op must be
 /// associative; default +). Returns the end of the output.

@@ -86,12 +86,6 @@ class [[nodiscard]] task {
 
 namespace detail {
 
-// Whether T is a fjord::task (when_all's ranges, go's processes).
-template <class T>
-inline constexpr bool is_task_v = false;
-template <class T>
-inline constexpr bool is_task_v<task<T>> = true;
-
 /// @cond internal
 template <class T>
 task<T> task_promise<T>::get_return_object() noexcept {

@@ -67,7 +67,7 @@ TEST(frame_allocator, cache_stays_bounded) {
 TEST(frame_allocator, cross_thread_frees) {
   constexpr int producers = 4;
   constexpr int per_producer = 50'000;
-  std::vector<std::atomic<void*>> slots(producers * per_producer);
+  std::vector<std::atomic<void*>> slots(std::size_t{producers} * per_producer);
   std::atomic<int> mixed_up{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < producers; ++t) {
@@ -76,20 +76,20 @@ TEST(frame_allocator, cross_thread_frees) {
         const std::size_t size = 16 + static_cast<std::size_t>(i % 64) * 16;
         auto* p = static_cast<std::size_t*>(frame_allocator::allocate(size));
         p[0] = size;
-        p[1] = static_cast<std::size_t>(t * per_producer + i);  // whose block
-        slots[static_cast<std::size_t>(t * per_producer + i)].store(p, std::memory_order_release);
+        p[1] = (static_cast<std::size_t>(t) * per_producer + i);  // whose block
+        slots[(static_cast<std::size_t>(t) * per_producer + i)].store(p, std::memory_order_release);
       }
     });
     threads.emplace_back([&, t] {
       for (int i = 0; i < per_producer; ++i) {
-        auto& slot = slots[static_cast<std::size_t>(t * per_producer + i)];
+        auto& slot = slots[(static_cast<std::size_t>(t) * per_producer + i)];
         void* p = nullptr;
         while ((p = slot.exchange(nullptr, std::memory_order_acquire)) == nullptr) {
           std::this_thread::yield();
         }
         // A block handed to two owners at once shows as another's tag.
         const auto* words = static_cast<const std::size_t*>(p);
-        if (words[1] != static_cast<std::size_t>(t * per_producer + i)) {
+        if (words[1] != (static_cast<std::size_t>(t) * per_producer + i)) {
           mixed_up.fetch_add(1, std::memory_order_relaxed);
         }
         frame_allocator::deallocate(p, words[0]);

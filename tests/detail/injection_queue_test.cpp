@@ -59,13 +59,13 @@ TEST(injection_queue, stress_many_producers_many_consumers) {
   constexpr int producers = 4;
   constexpr int per_producer = 50000;
   injection_queue q;
-  std::vector<test_job> jobs(producers * per_producer);
+  std::vector<test_job> jobs(std::size_t{producers} * per_producer);
   std::vector<std::atomic<int>> seen(jobs.size());
   std::atomic<int> consumed{0};
   std::vector<std::thread> threads;
   for (int p = 0; p < producers; ++p) {
     threads.emplace_back([&, p] {
-      test_job* base = &jobs[static_cast<std::size_t>(p * per_producer)];
+      test_job* base = &jobs[static_cast<std::size_t>(p) * per_producer];
       int i = 0;
       while (i < per_producer) {
         const int chain = (i % 7 == 0) ? std::min(5, per_producer - i) : 1;

@@ -22,6 +22,7 @@ struct waits_at_exit {
   waits_at_exit() = default;
   waits_at_exit(const waits_at_exit&) = delete;
   waits_at_exit& operator=(const waits_at_exit&) = delete;
+  // NOLINTNEXTLINE(bugprone-exception-escape): a throw here fails the test (terminate)
   ~waits_at_exit() {
     int fds[2];
     if (::pipe(fds) != 0) {
@@ -50,6 +51,7 @@ waits_at_exit at_exit;  // constructed before the default pool, so destroyed aft
 
 }  // namespace
 
+// NOLINTNEXTLINE(bugprone-exception-escape): a throw here fails the test (terminate)
 int main() {
   // Bring the default pool up (and, with it, its end at exit), and the
   // reactor with a wait served while the pool lives.

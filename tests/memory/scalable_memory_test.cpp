@@ -56,7 +56,7 @@ TEST(size_classes, powers_of_two_are_classes_and_big_classes_are_whole_pages) {
   }
   for (unsigned c = 0; c < fjord::detail::size_class_count; ++c) {
     EXPECT_EQ(class_block_size(c) % 16, 0u);
-    if (class_block_size(c) >= 32 * 1024) {
+    if (class_block_size(c) >= std::size_t{32} * 1024) {
       EXPECT_EQ(class_block_size(c) % 4096, 0u) << class_block_size(c);
     }
   }

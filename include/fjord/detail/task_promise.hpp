@@ -18,6 +18,12 @@ class task;
 
 namespace fjord::detail {
 
+// Whether T is a fjord::task (when_all's ranges, go's processes).
+template <class T>
+inline constexpr bool is_task_v = false;
+template <class T>
+inline constexpr bool is_task_v<task<T>> = true;
+
 // co_await on an empty task: throws std::logic_error (out of line, so that
 // task.hpp needs no <stdexcept>).
 [[noreturn]] void throw_empty_task();

@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -71,6 +72,22 @@ struct central_lists {
     return lists;
   }
 };
+
+namespace {
+
+// Relaxed: a count for tests, read once the work it counts has finished
+// (after pool::wait_idle, which orders the frees before it).
+std::atomic<std::int64_t> live_frame_count{0};
+
+}  // namespace
+
+std::int64_t frame_allocator::live_frames() noexcept {
+  return live_frame_count.load(std::memory_order_relaxed);
+}
+
+void frame_allocator::count_live(std::int64_t delta) noexcept {
+  live_frame_count.fetch_add(delta, std::memory_order_relaxed);
+}
 
 namespace {
 

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "fjord/detail/assert.hpp"
 #include "fjord/detail/config.hpp"
 
 namespace {
@@ -103,3 +104,17 @@ TEST(frame_allocator, cross_thread_frees) {
 }
 
 }  // namespace
+
+// The live count the test fixtures check: kept by code built with
+// assertions on, whichever thread frees, big frames included.
+TEST(frame_allocator, counts_live_frames_when_assertions_are_on) {
+  using fjord::detail::frame_allocator;
+  const std::int64_t before = frame_allocator::live_frames();
+  void* small = frame_allocator::allocate(48);
+  void* big = frame_allocator::allocate(frame_allocator::max_cached_size + 1);
+  const std::int64_t expected = FJORD_ASSERTIONS ? 2 : 0;
+  EXPECT_EQ(frame_allocator::live_frames() - before, expected);
+  std::thread([&] { frame_allocator::deallocate(small, 48); }).join();
+  frame_allocator::deallocate(big, frame_allocator::max_cached_size + 1);
+  EXPECT_EQ(frame_allocator::live_frames(), before);
+}

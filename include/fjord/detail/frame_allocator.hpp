@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <new>
 
+#include "fjord/detail/assert.hpp"
 #include "fjord/detail/config.hpp"
 
 namespace fjord::detail {
@@ -30,6 +31,9 @@ class frame_allocator {
   static constexpr std::size_t max_cached_size = class_step * class_count;
 
   static FJORD_ALWAYS_INLINE void* allocate(std::size_t size) {
+#if FJORD_ASSERTIONS
+    count_live(1);
+#endif
 #if !FJORD_ASAN
     if (size <= max_cached_size) [[likely]] {
       const std::size_t cls = (size - 1) / class_step;
@@ -46,6 +50,9 @@ class frame_allocator {
   }
 
   static FJORD_ALWAYS_INLINE void deallocate(void* p, std::size_t size) noexcept {
+#if FJORD_ASSERTIONS
+    count_live(-1);
+#endif
 #if !FJORD_ASAN
     if (size <= max_cached_size) [[likely]] {
       const std::size_t cls = (size - 1) / class_step;
@@ -69,6 +76,13 @@ class frame_allocator {
   static std::size_t cached_by_this_thread() noexcept;
   // Returns the calling thread's cache to the central lists (for tests).
   static void flush_this_thread() noexcept;
+
+  // Frames allocated and not yet freed, process-wide, counted only by code
+  // built with assertions on (Debug, ASan, TSan): the test fixtures check
+  // that a test leaves none behind. Out of line, so this header needs no
+  // <atomic>, and a release build pays nothing.
+  static std::int64_t live_frames() noexcept;
+  static void count_live(std::int64_t delta) noexcept;
 
  private:
   struct block {

@@ -3,6 +3,7 @@
 #include "common/harness.hpp"
 
 #include "fjord/join.hpp"
+#include "fjord/pool.hpp"
 
 #ifdef BENCH_HAVE_TBB
 #include <tbb/global_control.h>

@@ -49,6 +49,15 @@ TEST(task, returns_values_references_and_void) {
   EXPECT_EQ(*fjord::sync_wait(move_only()), 5);
 }
 
+TEST(task, a_const_value_type) {
+  auto make = []() -> fjord::task<const std::string> { co_return std::string(40, 'x'); };
+  auto outer = [&]() -> fjord::task<std::size_t> {
+    const std::string s = co_await make();
+    co_return s.size();
+  };
+  EXPECT_EQ(fjord::sync_wait(outer()), 40u);
+}
+
 TEST(task, lvalue_await_leaves_the_value_in_the_task) {
   auto outer = []() -> fjord::task<int> {
     auto t = leaf(4);

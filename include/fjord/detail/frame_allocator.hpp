@@ -32,21 +32,12 @@ class frame_allocator {
 
   static FJORD_ALWAYS_INLINE void* allocate(std::size_t size) {
 #if FJORD_ASSERTIONS
-    count_live(1);
+    void* p = allocate_block(size);
+    count_live(1);  // once the allocation succeeded
+    return p;
+#else
+    return allocate_block(size);
 #endif
-#if !FJORD_ASAN
-    if (size <= max_cached_size) [[likely]] {
-      const std::size_t cls = (size - 1) / class_step;
-      cache& c = thread_cache;
-      if (block* b = c.head[cls]; b != nullptr) [[likely]] {
-        c.head[cls] = b->next;
-        ++c.room[cls];
-        return b;
-      }
-      return refill(cls);
-    }
-#endif
-    return ::operator new(size);
   }
 
   static FJORD_ALWAYS_INLINE void deallocate(void* p, std::size_t size) noexcept {
@@ -85,6 +76,22 @@ class frame_allocator {
   static void count_live(std::int64_t delta) noexcept;
 
  private:
+  static FJORD_ALWAYS_INLINE void* allocate_block(std::size_t size) {
+#if !FJORD_ASAN
+    if (size <= max_cached_size) [[likely]] {
+      const std::size_t cls = (size - 1) / class_step;
+      cache& c = thread_cache;
+      if (block* b = c.head[cls]; b != nullptr) [[likely]] {
+        c.head[cls] = b->next;
+        ++c.room[cls];
+        return b;
+      }
+      return refill(cls);
+    }
+#endif
+    return ::operator new(size);
+  }
+
   struct block {
     block* next;
   };

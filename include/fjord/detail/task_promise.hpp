@@ -120,8 +120,10 @@ class task_promise final : public promise_base {
   template <std::convertible_to<T> U>
   void return_value(U&& v) noexcept(std::is_nothrow_constructible_v<T, U&&>) {
     // Placement new on the member's own address (__builtin_addressof, which
-    // is what std::addressof is, without <memory>'s compile time).
-    ::new (static_cast<void*>(__builtin_addressof(stored_value))) T(std::forward<U>(v));
+    // is what std::addressof is, without <memory>'s compile time); the casts
+    // drop a const T's const, as std::construct_at does.
+    ::new (const_cast<void*>(static_cast<const volatile void*>(__builtin_addressof(stored_value))))
+        T(std::forward<U>(v));
     state_ = state::value;
   }
   void unhandled_exception() noexcept {

@@ -13,7 +13,7 @@ void lock_channels(channel_base** channels, std::size_t n) noexcept {
   channel_base* previous = nullptr;
   for (std::size_t i = 0; i < n; ++i) {
     if (channels[i] != previous) {
-      channels[i]->lock.lock();
+      channels[i]->lock();
       previous = channels[i];
     }
   }
@@ -23,7 +23,7 @@ void unlock_channels(channel_base** channels, std::size_t n) noexcept {
   channel_base* previous = nullptr;
   for (std::size_t i = 0; i < n; ++i) {
     if (channels[i] != previous) {
-      channels[i]->lock.unlock();
+      channels[i]->unlock();
       previous = channels[i];
     }
   }

@@ -290,7 +290,9 @@ TEST(channel, many_producers_and_consumers_deliver_each_value_exactly_once) {
   constexpr int producers = 4;
   constexpr int per_producer = 20000;
   fjord::pool p(fjord::pool_options{.workers = 2});
-  for (std::size_t capacity : {0, 1, 64}) {
+  // 0: rendezvous; 1, 3, 64: the lock-free ring (3: not a power of two);
+  // 100000: more than the ring takes, a buffer that grows under the lock.
+  for (std::size_t capacity : {0, 1, 3, 64, 100000}) {
     fjord::channel<int> ch(capacity);
     std::vector<std::atomic<int>> seen(std::size_t{producers} * per_producer);
     std::atomic<int> producers_left{producers};

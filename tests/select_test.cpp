@@ -199,40 +199,76 @@ TEST(select, exactly_one_case_commits_under_contention) {
   }
 }
 
-// Selects that send and selects that receive, on both channels at once:
-// the sends that commit are exactly the receives that commit.
+// Selects that send and selects that receive, on both channels at once,
+// beside plain sends and receives (on a buffered channel these take the
+// lock-free path): the sends that commit are exactly the receives that
+// commit.
 TEST(select, sends_and_receives_in_selects_pair_up) {
   fjord::pool p(fjord::pool_options{.workers = 2});
-  fjord::channel<int> a(0);
-  fjord::channel<int> b(0);
-  constexpr int rounds = 5000;
-  std::atomic<long> sent{0};
-  std::atomic<long> received{0};
-  auto sender = [&]() -> fjord::task<void> {
-    for (int i = 1; i <= rounds; ++i) {
-      (void)co_await fjord::select(fjord::send_to(a, i), fjord::send_to(b, i));
-      sent.fetch_add(i);
-    }
-  };
-  auto receiver = [&]() -> fjord::task<void> {
-    for (int i = 0; i < rounds; ++i) {
-      std::optional<int> x;
-      std::optional<int> y;
-      if (co_await fjord::select(fjord::receive_from(a, x), fjord::receive_from(b, y)) == 0) {
-        received.fetch_add(*x);
-      } else {
-        received.fetch_add(*y);
+  for (std::size_t capacity : {0, 3}) {
+    fjord::channel<int> a(capacity);
+    fjord::channel<int> b(capacity);
+    constexpr int rounds = 5000;
+    constexpr int senders = 3;
+    std::atomic<long> sent{0};
+    std::atomic<long> received{0};
+    std::atomic<int> senders_left{senders};
+    auto sent_all = [&] {
+      if (senders_left.fetch_sub(1) == 1) {
+        a.close();
+        b.close();
       }
-    }
-  };
-  std::vector<fjord::task<void>> tasks;
-  tasks.push_back(sender());
-  tasks.push_back(sender());
-  tasks.push_back(receiver());
-  tasks.push_back(receiver());
-  fjord_test::run_together(p, std::move(tasks));
-  EXPECT_EQ(sent.load(), received.load());
-  EXPECT_EQ(sent.load(), 2L * rounds * (rounds + 1) / 2);
+    };
+    auto sender = [&]() -> fjord::task<void> {
+      for (int i = 1; i <= rounds; ++i) {
+        (void)co_await fjord::select(fjord::send_to(a, i), fjord::send_to(b, i));
+        sent.fetch_add(i);
+      }
+      sent_all();
+    };
+    auto plain_sender = [&]() -> fjord::task<void> {
+      for (int i = 1; i <= rounds; ++i) {
+        co_await (i % 2 == 0 ? a : b).send(i);
+        sent.fetch_add(i);
+      }
+      sent_all();
+    };
+    auto receiver = [&]() -> fjord::task<void> {
+      // A drained, closed channel is replaced by a null one, which a
+      // select never picks (Go's nil channel).
+      fjord::channel<int> from_a = a;
+      fjord::channel<int> from_b = b;
+      while (from_a || from_b) {
+        std::optional<int> x;
+        std::optional<int> y;
+        const std::size_t i =
+            co_await fjord::select(fjord::receive_from(from_a, x), fjord::receive_from(from_b, y));
+        std::optional<int>& got = i == 0 ? x : y;
+        if (got) {
+          received.fetch_add(*got);
+        } else {
+          (i == 0 ? from_a : from_b) = fjord::channel<int>();
+        }
+      }
+    };
+    auto plain_receiver = [&]() -> fjord::task<void> {
+      for (const fjord::channel<int>* c : {&a, &b}) {
+        while (std::optional<int> v = co_await c->receive()) {
+          received.fetch_add(*v);
+        }
+      }
+    };
+    std::vector<fjord::task<void>> tasks;
+    tasks.push_back(sender());
+    tasks.push_back(sender());
+    tasks.push_back(plain_sender());
+    tasks.push_back(receiver());
+    tasks.push_back(receiver());
+    tasks.push_back(plain_receiver());
+    fjord_test::run_together(p, std::move(tasks));
+    EXPECT_EQ(sent.load(), received.load()) << "capacity " << capacity;
+    EXPECT_EQ(sent.load(), long{senders} * rounds * (rounds + 1) / 2);
+  }
 }
 
 // close() racing a select that waits on the channel among others.

@@ -115,14 +115,14 @@ class channel {
   /// Values buffered now (a snapshot).
   std::size_t size() const {
     state& s = checked("size");
-    std::lock_guard guard(s.lock);
-    return s.buffer.size();
+    std::lock_guard guard(s);
+    return s.buffered();
   }
   /// Whether close() has been called (values may still be buffered). A null channel throws
   /// std::logic_error.
   bool is_closed() const {
     state& s = checked("is_closed");
-    std::lock_guard guard(s.lock);
+    std::lock_guard guard(s);
     return s.closed;
   }
 
@@ -214,7 +214,7 @@ class channel {
     state& s = checked("try_send_n");
     std::size_t sent = 0;
     detail::wake_list woken;  // also when a later value throws: those served must wake
-    std::lock_guard guard(s.lock);
+    std::lock_guard guard(s);
     for (; sent < n; ++sent, ++first) {
       detail::channel_waiter* to_wake = nullptr;
       if (s.try_send_locked(*first, to_wake) != channel_status::ok) {
@@ -240,7 +240,7 @@ class channel {
       std::size_t n = 0;
       {
         detail::wake_list woken;
-        std::lock_guard guard(s.lock);
+        std::lock_guard guard(s);
         for (; n < batch && received + n < max; ++n) {
           detail::channel_waiter* to_wake = nullptr;
           if (s.try_receive_locked(taken[n], to_wake) != channel_status::ok) {
@@ -343,11 +343,11 @@ class [[nodiscard]] channel<T>::send_awaiter {
   send_awaiter(const send_awaiter&) = delete;
   send_awaiter& operator=(const send_awaiter&) = delete;
 
-  /// Coroutine protocol: always suspends (the send happens in await_suspend).
-  bool await_ready() const noexcept { return false; }
+  /// Coroutine protocol: true when the value went straight into the channel's lock-free buffer.
+  bool await_ready() noexcept { return state_.try_send_fast(value_); }
   /// Coroutine protocol: sends, or queues the coroutine until a receiver takes the value.
   bool await_suspend(std::coroutine_handle<> h) {
-    status_ = state_.send_or_queue(value_, &waiter_);
+    status_ = state_.send_or_queue_locked(value_, &waiter_);
     if (status_ != channel_status::full) {
       return false;
     }
@@ -382,11 +382,11 @@ class [[nodiscard]] channel<T>::receive_awaiter {
   receive_awaiter(const receive_awaiter&) = delete;
   receive_awaiter& operator=(const receive_awaiter&) = delete;
 
-  /// Coroutine protocol: always suspends (the receive happens in await_suspend).
-  bool await_ready() const noexcept { return false; }
+  /// Coroutine protocol: true when a value came straight from the channel's lock-free buffer.
+  bool await_ready() noexcept { return state_.try_receive_fast(value_); }
   /// Coroutine protocol: receives, or queues the coroutine until a sender or close() comes.
   bool await_suspend(std::coroutine_handle<> h) noexcept {
-    if (state_.receive_or_queue(value_, &waiter_) != channel_status::empty) {
+    if (state_.receive_or_queue_locked(value_, &waiter_) != channel_status::empty) {
       return false;
     }
     parker_.prepare(h);

@@ -7,7 +7,9 @@
 #include <utility>
 
 #include "fjord/channel_status.hpp"
+#include "fjord/detail/channel_ring.hpp"
 #include "fjord/detail/channel_waiter.hpp"
+#include "fjord/detail/config.hpp"
 #include "fjord/detail/frame_allocator.hpp"
 #include "fjord/detail/value_ring.hpp"
 
@@ -20,9 +22,26 @@ namespace fjord::detail {
 // the lock: receivers wait only while the buffer is empty; senders wait only
 // while it is full (always, at capacity 0); a closed channel has no senders
 // waiting.
+//
+// A bounded channel whose buffer is small enough to allocate up front
+// (ring_bytes) keeps it in a lock-free ring instead: sends and receives that
+// neither wait nor meet a waiter then take no lock at all (see
+// channel_ring.hpp for the gate that keeps the invariants above).
 template <class T>
 struct channel_state : channel_base {
-  explicit channel_state(std::size_t limit) noexcept : capacity(limit) {}
+  // Larger buffers grow on demand under the lock, so a huge capacity costs
+  // only what is buffered.
+  static constexpr std::size_t ring_bytes = 64 * 1024;
+
+  explicit channel_state(std::size_t limit) : capacity(limit) {
+    if (limit != 0 && limit <= ring_bytes / (sizeof(T) + sizeof(std::size_t))) {
+      ring_ = new channel_ring<T>(limit);
+      gate = ring_;
+    }
+  }
+  channel_state(const channel_state&) = delete;
+  channel_state& operator=(const channel_state&) = delete;
+  ~channel_state() { delete ring_; }
 
   // From the per-thread caches coroutine frames use: a process that makes a
   // channel per call (a tree of processes reporting to their parents)
@@ -44,6 +63,9 @@ struct channel_state : channel_base {
       to_wake = w;
       return channel_status::ok;
     }
+    if (ring_ != nullptr) {
+      return ring_->locked_push(v) ? channel_status::ok : channel_status::full;
+    }
     if (buffer.size() < capacity) {
       buffer.push_back(std::move(v));  // may throw bad_alloc, before moving v
       return channel_status::ok;
@@ -55,10 +77,14 @@ struct channel_state : channel_base {
   // the first waiting sender, if any, moves its value into the room made),
   // else straight from a waiting sender (capacity 0). Never throws.
   channel_status try_receive_locked(std::optional<T>& out, channel_waiter*& to_wake) noexcept {
-    if (!buffer.empty()) {
-      out.emplace(buffer.pop_front());
+    if (ring_ != nullptr ? ring_->locked_pop(out) : take_buffered(out)) {
       if (channel_waiter* w = senders.claim_first()) {
-        buffer.push_back(std::move(*static_cast<T*>(w->slot)));  // the room just made: no growth
+        T& v = *static_cast<T*>(w->slot);
+        if (ring_ != nullptr) {
+          (void)ring_->locked_push(v);  // the room just made
+        } else {
+          buffer.push_back(std::move(v));  // the room just made: no growth
+        }
         to_wake = w;
       }
       return channel_status::ok;
@@ -76,7 +102,7 @@ struct channel_state : channel_base {
   // senders with channel_status::closed.
   bool close() noexcept {
     wake_list woken;  // declared first: wakes after the lock is released
-    std::lock_guard guard(lock);
+    std::lock_guard guard(*this);
     if (closed) {
       return false;
     }
@@ -98,9 +124,16 @@ struct channel_state : channel_base {
   // channel again (its waker hands everything over), so it needs no
   // reference of its own. T's move is required nothrow, so only the
   // buffer's growth can throw.
-  channel_status send_or_queue(T& v, channel_waiter* w) {
+  FJORD_ALWAYS_INLINE channel_status send_or_queue(T& v, channel_waiter* w) {
+    return try_send_fast(v) ? channel_status::ok : send_or_queue_locked(v, w);
+  }
+  // The lock-free path alone: true if v went into the ring (moved from).
+  FJORD_ALWAYS_INLINE bool try_send_fast(T& v) noexcept {
+    return ring_ != nullptr && ring_->try_push(v);
+  }
+  channel_status send_or_queue_locked(T& v, channel_waiter* w) {
     wake_list woken;
-    std::lock_guard guard(lock);
+    std::lock_guard guard(*this);
     channel_waiter* to_wake = nullptr;
     const channel_status s = try_send_locked(v, to_wake);
     woken.add(to_wake);
@@ -111,9 +144,16 @@ struct channel_state : channel_base {
   }
 
   // The receive counterpart: returns empty when w was queued.
-  channel_status receive_or_queue(std::optional<T>& out, channel_waiter* w) noexcept {
+  FJORD_ALWAYS_INLINE channel_status receive_or_queue(std::optional<T>& out,
+                                                      channel_waiter* w) noexcept {
+    return try_receive_fast(out) ? channel_status::ok : receive_or_queue_locked(out, w);
+  }
+  FJORD_ALWAYS_INLINE bool try_receive_fast(std::optional<T>& out) noexcept {
+    return ring_ != nullptr && ring_->try_pop(out);
+  }
+  channel_status receive_or_queue_locked(std::optional<T>& out, channel_waiter* w) noexcept {
     wake_list woken;
-    std::lock_guard guard(lock);
+    std::lock_guard guard(*this);
     channel_waiter* to_wake = nullptr;
     const channel_status s = try_receive_locked(out, to_wake);
     woken.add(to_wake);
@@ -134,11 +174,26 @@ struct channel_state : channel_base {
     }
   }
 
+  // Under the lock: values buffered.
+  std::size_t buffered() const noexcept {
+    return ring_ != nullptr ? ring_->locked_size() : buffer.size();
+  }
+
   std::atomic<std::size_t> handles{1};
   const std::size_t capacity;
-  value_ring<T> buffer;
 
  private:
+  bool take_buffered(std::optional<T>& out) noexcept {
+    if (buffer.empty()) {
+      return false;
+    }
+    out.emplace(buffer.pop_front());
+    return true;
+  }
+
+  value_ring<T> buffer;        // without a ring
+  channel_ring<T>* ring_ = nullptr;
+
   static void queue_locked(channel_waiter_queue& q, channel_waiter& w, void* slot) noexcept {
     w.slot = slot;
     q.push_back(w);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "fjord/detail/channel_ring.hpp"
 #include "fjord/detail/chrono.hpp"
 #include "fjord/detail/futex_mutex.hpp"
 #include "fjord/detail/parker.hpp"
@@ -208,13 +209,37 @@ class wake_list {
 };
 
 // What every channel<T> has whatever T is: its lock, its waiters, whether it
-// is closed. A select locks the channels of all its cases at once
-// (lock_channels), always in address order, so two selects never deadlock.
+// is closed, and the gate of its lock-free ring if it has one. A select locks
+// the channels of all its cases at once (lock_channels), always in address
+// order, so two selects never deadlock.
+//
+// Lockable: taking the lock also closes the ring's gate, so that under the
+// lock the ring is a plain FIFO; releasing it opens the gate again only when
+// nobody waits and the channel is open (the fast paths are then safe: a
+// value can go into the ring only while no receiver waits, and come out
+// only while no sender waits).
 struct channel_base {
-  futex_mutex lock;
+  void lock() noexcept {
+    mutex.lock();
+    if (gate != nullptr && !gate_closed) {
+      gate->close();
+      gate_closed = true;
+    }
+  }
+  void unlock() noexcept {
+    if (gate_closed && !closed && senders.empty() && receivers.empty()) {
+      gate->open();
+      gate_closed = false;
+    }
+    mutex.unlock();
+  }
+
+  futex_mutex mutex;
   channel_waiter_queue senders;
   channel_waiter_queue receivers;
   bool closed = false;
+  bool gate_closed = false;       // under the lock
+  ring_gate* gate = nullptr;      // bounded channels with a lock-free ring
 };
 
 // Locks each distinct channel of `channels` (n entries, nullptr allowed,

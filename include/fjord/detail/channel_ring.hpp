@@ -65,6 +65,9 @@ class ring_gate {
   std::size_t capacity() const noexcept { return capacity_; }
 
  protected:
+  // 2^0 + ... + 2^6 = 127 pauses between tries, then the lock.
+  static constexpr int spin_steps = 7;
+
   std::size_t next(std::size_t position) const noexcept {
     const std::size_t index = position & (gate_bit_ - 1);
     return index + 1 < capacity_ ? position + 1 : (position & ~(one_lap_ - 1)) + one_lap_;
@@ -95,8 +98,7 @@ class ring_gate {
 template <class T>
 class channel_ring final : public ring_gate {
  public:
-  explicit channel_ring(std::size_t capacity)
-      : ring_gate(capacity) {
+  explicit channel_ring(std::size_t capacity) : ring_gate(capacity) {
     slot* all = std::allocator<slot>().allocate(capacity);
     for (std::size_t i = 0; i < capacity; ++i) {
       std::construct_at(&all[i].stamp, i);  // slot i is free for lap 0's position i
@@ -170,6 +172,40 @@ class channel_ring final : public ring_gate {
       } else {
         wait_a_little(round);
         head = head_.load(std::memory_order_relaxed);
+      }
+    }
+    return false;
+  }
+
+  // The same, retried for a moment (about a microsecond) while the ring is
+  // full but the gate open: a receiver running on another core is about to
+  // make room, and waiting for it is far cheaper than parking and being
+  // woken. Gives up at once when the gate closes (someone waits: only the
+  // lock can serve this call).
+  FJORD_NOINLINE bool push_after_spinning(T& v) noexcept {
+    for (int step = 0; step < spin_steps; ++step) {
+      for (int i = 0; i < (1 << step); ++i) {
+        cpu_relax();
+      }
+      if ((tail_.load(std::memory_order_relaxed) & gate_bit_) != 0) {
+        return false;
+      }
+      if (try_push(v)) {
+        return true;
+      }
+    }
+    return false;
+  }
+  FJORD_NOINLINE bool pop_after_spinning(std::optional<T>& out) noexcept {
+    for (int step = 0; step < spin_steps; ++step) {
+      for (int i = 0; i < (1 << step); ++i) {
+        cpu_relax();
+      }
+      if ((head_.load(std::memory_order_relaxed) & gate_bit_) != 0) {
+        return false;
+      }
+      if (try_pop(out)) {
+        return true;
       }
     }
     return false;

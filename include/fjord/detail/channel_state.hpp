@@ -125,11 +125,18 @@ struct channel_state : channel_base {
   // reference of its own. T's move is required nothrow, so only the
   // buffer's growth can throw.
   FJORD_ALWAYS_INLINE channel_status send_or_queue(T& v, channel_waiter* w) {
-    return try_send_fast(v) ? channel_status::ok : send_or_queue_locked(v, w);
+    // A try_send (no w) does not spin: it answers at once.
+    if (ring_ != nullptr && (ring_->try_push(v) ||
+                             (w != nullptr && worth_spinning() && ring_->push_after_spinning(v)))) {
+      return channel_status::ok;
+    }
+    return send_or_queue_locked(v, w);
   }
-  // The lock-free path alone: true if v went into the ring (moved from).
+  // The lock-free path alone (spinning a moment if the ring is full): true
+  // if v went into the ring (moved from).
   FJORD_ALWAYS_INLINE bool try_send_fast(T& v) noexcept {
-    return ring_ != nullptr && ring_->try_push(v);
+    return ring_ != nullptr &&
+           (ring_->try_push(v) || (worth_spinning() && ring_->push_after_spinning(v)));
   }
   channel_status send_or_queue_locked(T& v, channel_waiter* w) {
     wake_list woken;
@@ -146,10 +153,15 @@ struct channel_state : channel_base {
   // The receive counterpart: returns empty when w was queued.
   FJORD_ALWAYS_INLINE channel_status receive_or_queue(std::optional<T>& out,
                                                       channel_waiter* w) noexcept {
-    return try_receive_fast(out) ? channel_status::ok : receive_or_queue_locked(out, w);
+    if (ring_ != nullptr && (ring_->try_pop(out) || (w != nullptr && worth_spinning() &&
+                                                     ring_->pop_after_spinning(out)))) {
+      return channel_status::ok;
+    }
+    return receive_or_queue_locked(out, w);
   }
   FJORD_ALWAYS_INLINE bool try_receive_fast(std::optional<T>& out) noexcept {
-    return ring_ != nullptr && ring_->try_pop(out);
+    return ring_ != nullptr &&
+           (ring_->try_pop(out) || (worth_spinning() && ring_->pop_after_spinning(out)));
   }
   channel_status receive_or_queue_locked(std::optional<T>& out, channel_waiter* w) noexcept {
     wake_list woken;
@@ -161,6 +173,14 @@ struct channel_state : channel_base {
       queue_locked(receivers, *w, &out);
     }
     return s;
+  }
+
+  // Spinning for the other side pays only if it can run meanwhile: not on
+  // a worker of a one-worker pool (and pausing in a loop is costly on
+  // virtual machines, which may deschedule a vCPU that spins).
+  static bool worth_spinning() noexcept {
+    const worker* w = current_worker;
+    return w == nullptr || w->pool->size() > 1;
   }
 
   // A handle's reference. Relaxed: taken from an existing reference (the
@@ -191,7 +211,7 @@ struct channel_state : channel_base {
     return true;
   }
 
-  value_ring<T> buffer;        // without a ring
+  value_ring<T> buffer;  // without a ring
   channel_ring<T>* ring_ = nullptr;
 
   static void queue_locked(channel_waiter_queue& q, channel_waiter& w, void* slot) noexcept {

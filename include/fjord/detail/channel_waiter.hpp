@@ -238,8 +238,8 @@ struct channel_base {
   channel_waiter_queue senders;
   channel_waiter_queue receivers;
   bool closed = false;
-  bool gate_closed = false;       // under the lock
-  ring_gate* gate = nullptr;      // bounded channels with a lock-free ring
+  bool gate_closed = false;   // under the lock
+  ring_gate* gate = nullptr;  // bounded channels with a lock-free ring
 };
 
 // Locks each distinct channel of `channels` (n entries, nullptr allowed,

@@ -192,6 +192,30 @@ TEST(channel, a_rendezvous_send_waits_for_its_receiver) {
   EXPECT_TRUE(sent.load());
 }
 
+// Waiters are served first come, first served: senders queued on a full
+// channel put their values in in the order they came, ahead of anyone who
+// comes later (here on one thread, so the order of arrival is certain).
+TEST(channel, waiting_senders_are_served_in_the_order_they_came) {
+  for (std::size_t capacity : {1, 100000}) {  // the lock-free ring; the growing buffer
+    fjord::channel<int> ch(capacity);
+    for (std::size_t i = 0; i < capacity; ++i) {
+      ASSERT_EQ(ch.try_send(0), fjord::channel_status::ok);
+    }
+    std::vector<int> order;
+    auto sender = [](fjord::channel<int> c, int v) -> fjord::task<void> { co_await c.send(v); };
+    auto receiver = [&](fjord::channel<int> c) -> fjord::task<void> {
+      EXPECT_EQ(c.try_send(9), fjord::channel_status::full);  // later: no room, no queue jump
+      for (std::size_t i = 0; i < capacity + 3; ++i) {
+        order.push_back(*co_await c.receive());
+      }
+    };
+    fjord::sync_wait(
+        fjord::when_all(sender(ch, 1), sender(ch, 2), sender(ch, 3), receiver(ch)));
+    order.erase(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(capacity));
+    EXPECT_EQ(order, (std::vector<int>{1, 2, 3})) << "capacity " << capacity;
+  }
+}
+
 TEST(channel, coroutines_and_threads_pass_values_both_ways) {
   fjord::pool p(fjord::pool_options{.workers = 2});
   for (std::size_t capacity : {0, 1, 16}) {

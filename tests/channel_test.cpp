@@ -196,7 +196,9 @@ TEST(channel, a_rendezvous_send_waits_for_its_receiver) {
 // channel put their values in in the order they came, ahead of anyone who
 // comes later (here on one thread, so the order of arrival is certain).
 TEST(channel, waiting_senders_are_served_in_the_order_they_came) {
-  for (std::size_t capacity : {1, 100000}) {  // the lock-free ring; the growing buffer
+  // 1: a small buffer under the lock; 16: the lock-free ring; 100000: a
+  // buffer that grows under the lock.
+  for (std::size_t capacity : {1, 16, 100000}) {
     fjord::channel<int> ch(capacity);
     for (std::size_t i = 0; i < capacity; ++i) {
       ASSERT_EQ(ch.try_send(0), fjord::channel_status::ok);
@@ -314,9 +316,10 @@ TEST(channel, many_producers_and_consumers_deliver_each_value_exactly_once) {
   constexpr int producers = 4;
   constexpr int per_producer = 20000;
   fjord::pool p(fjord::pool_options{.workers = 2});
-  // 0: rendezvous; 1, 3, 64: the lock-free ring (3: not a power of two);
-  // 100000: more than the ring takes, a buffer that grows under the lock.
-  for (std::size_t capacity : {0, 1, 3, 64, 100000}) {
+  // 0: rendezvous; 1, 3: small, under the lock; 64, 1000: the lock-free
+  // ring (1000: not a power of two); 100000: more than the ring takes, a
+  // buffer that grows under the lock.
+  for (std::size_t capacity : {0, 1, 3, 64, 1000, 100000}) {
     fjord::channel<int> ch(capacity);
     std::vector<std::atomic<int>> seen(std::size_t{producers} * per_producer);
     std::atomic<int> producers_left{producers};
@@ -411,8 +414,10 @@ TEST(channel, a_stampede_on_a_rendezvous_channel_pairs_everyone) {
 // received exactly once; nothing else arrives.
 TEST(channel, close_racing_sends_and_receives_loses_nothing) {
   fjord::pool p(fjord::pool_options{.workers = 2});
-  for (int round = 0; round < 20; ++round) {
-    fjord::channel<counted> ch(static_cast<std::size_t>(round % 3));
+  // Capacities 0, 1, 2 (under the lock) and 16 (the lock-free ring).
+  for (int round = 0; round < 24; ++round) {
+    const std::size_t capacities[] = {0, 1, 2, 16};
+    fjord::channel<counted> ch(capacities[round % 4]);
     std::atomic<long> sent{0};
     std::atomic<long> received{0};
     auto produce = [&](int id) -> fjord::task<void> {

@@ -143,7 +143,7 @@ TEST(select, picks_uniformly_among_ready_cases) {
 // threads: each value is taken by exactly one case of one select.
 TEST(select, exactly_one_case_commits_under_contention) {
   fjord::pool p(fjord::pool_options{.workers = 2});
-  for (std::size_t capacity : {0, 4}) {
+  for (std::size_t capacity : {0, 4, 16}) {  // 16: the lock-free ring
     fjord::channel<int> a(capacity);
     fjord::channel<int> b(capacity);
     fjord::channel<int> done(0);
@@ -205,7 +205,7 @@ TEST(select, exactly_one_case_commits_under_contention) {
 // commit.
 TEST(select, sends_and_receives_in_selects_pair_up) {
   fjord::pool p(fjord::pool_options{.workers = 2});
-  for (std::size_t capacity : {0, 3}) {
+  for (std::size_t capacity : {0, 3, 16}) {  // 16: the lock-free ring
     fjord::channel<int> a(capacity);
     fjord::channel<int> b(capacity);
     constexpr int rounds = 5000;

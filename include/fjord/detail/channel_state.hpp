@@ -30,11 +30,15 @@ namespace fjord::detail {
 template <class T>
 struct channel_state : channel_base {
   // Larger buffers grow on demand under the lock, so a huge capacity costs
-  // only what is buffered.
+  // only what is buffered. Small ones stay under the lock too: a channel of
+  // a few slots is most often a result slot made per process (csp_sum's
+  // halves), used twice and rarely contended, and the ring's padding (about
+  // 400 bytes) and two more allocations would cost it more than they save.
   static constexpr std::size_t ring_bytes = 64 * 1024;
+  static constexpr std::size_t ring_min_capacity = 16;
 
   explicit channel_state(std::size_t limit) : capacity(limit) {
-    if (limit != 0 && limit <= ring_bytes / (sizeof(T) + sizeof(std::size_t))) {
+    if (limit >= ring_min_capacity && limit <= ring_bytes / (sizeof(T) + sizeof(std::size_t))) {
       ring_ = new channel_ring<T>(limit);
       gate = ring_;
     }
@@ -175,12 +179,16 @@ struct channel_state : channel_base {
     return s;
   }
 
-  // Spinning for the other side pays only if it can run meanwhile: not on
-  // a worker of a one-worker pool (and pausing in a loop is costly on
-  // virtual machines, which may deschedule a vCPU that spins).
+  // Spinning for the other side pays only when this thread has nothing else
+  // to do and the other side can run meanwhile: a plain thread, or a worker
+  // of a pool of several whose own deque is empty. A worker with queued jobs
+  // (a process that has just started the children it now waits for) does
+  // better to suspend and run them; on a one-worker pool the other side
+  // cannot run while we spin (and pausing in a loop is costly on virtual
+  // machines, which may deschedule a vCPU that spins).
   static bool worth_spinning() noexcept {
     const worker* w = current_worker;
-    return w == nullptr || w->pool->size() > 1;
+    return w == nullptr || (w->pool->size() > 1 && !w->deque.maybe_nonempty());
   }
 
   // A handle's reference. Relaxed: taken from an existing reference (the

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fjord/detail/blocking_section.hpp"
+#include "fjord/detail/cycle_clock.hpp"
 #include "fjord/detail/fork_generation.hpp"
 #include "fjord/detail/futex.hpp"
 #include "fjord/detail/per_thread.hpp"
@@ -489,7 +490,7 @@ void pool_core::start_stand_in() noexcept {
 }
 
 bool pool_core::retire(worker& w) noexcept {
-  if (w.deque.maybe_nonempty()) {
+  if (w.deque.maybe_nonempty() || w.runnext.load(std::memory_order_relaxed) != nullptr) {
     return true;  // its own jobs first
   }
   if (w.searching) {
@@ -583,9 +584,22 @@ void pool_core::throw_forked() {
 void pool_core::resume_waiting(job* j) noexcept {
   worker* w = current_worker_of(this);
   trace_point(trace_kind::coroutine_wake, 0, trace_address(j), id_);
-  if (w != nullptr && w->deque.push(j)) {
-    notify_local_push();
-    return;
+  if (w != nullptr) {
+    // Into the runnext slot; the coroutine it held (if any) goes to the
+    // deque, where thieves may take it at once. The stamp is stored before
+    // the exchange publishes the job (release), so a thief that sees this
+    // job sees this stamp or a later one: it never takes a job early.
+    w->runnext_since.store(cycle_clock::now(), std::memory_order_relaxed);
+    job* previous = w->runnext.exchange(j, std::memory_order_acq_rel);
+    if (previous == nullptr) {
+      notify_local_push();  // a sleeper may have to take it, should we run long
+      return;
+    }
+    j = previous;
+    if (w->deque.push(j)) {
+      notify_local_push();
+      return;
+    }
   }
   // From outside, also during shutdown (no stopping_ check): the pool
   // cannot end before this job ran, since waiting_ counts it until then. But

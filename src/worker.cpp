@@ -10,6 +10,7 @@
 
 #include "fjord/detail/assert.hpp"
 #include "fjord/detail/blocking_section.hpp"
+#include "fjord/detail/cycle_clock.hpp"
 #include "fjord/detail/futex.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/pool_core_cold.hpp"
@@ -39,6 +40,10 @@ job* pool_core::next_job(worker& w, const completion_latch* until, deadline_t de
   } else if (high_.queue.maybe_nonempty_hint()) [[unlikely]] {
     // High priority goes before the deque, at every other job boundary.
     j = take_one(high_);
+  }
+  if (j == nullptr && w.runnext.load(std::memory_order_relaxed) != nullptr) {
+    // Acquire: a thief's CAS may race us; whoever wins owns the job.
+    j = w.runnext.exchange(nullptr, std::memory_order_acquire);
   }
   if (j == nullptr) {
     j = w.deque.pop();
@@ -348,6 +353,31 @@ job* pool_core::steal_round(worker& w) noexcept {
   return nullptr;
 }
 
+job* pool_core::steal_runnext(worker& w) noexcept {
+  const std::size_t n = thread_count();
+  const std::uint64_t now = cycle_clock::now();
+  for (std::size_t v = 0; v < n; ++v) {
+    if (v == w.index) {
+      continue;
+    }
+    worker& victim = *workers_[v];
+    job* j = victim.runnext.load(std::memory_order_acquire);
+    if (j == nullptr ||
+        now - victim.runnext_since.load(std::memory_order_relaxed) < runnext_grace) {
+      continue;
+    }
+    // One winner against the owner's exchange and other thieves; acquire:
+    // the job's contents, written before the owner's release exchange.
+    if (victim.runnext.compare_exchange_strong(j, nullptr, std::memory_order_acquire,
+                                               std::memory_order_relaxed)) {
+      w.counters.steals.bump();
+      trace_point(trace_kind::steal, static_cast<std::uint32_t>(v), trace_address(j));
+      return j;
+    }
+  }
+  return nullptr;
+}
+
 bool pool_core::any_victim_has_work(const worker& w) const noexcept {
   const std::size_t n = thread_count();
   for (std::size_t i = 0; i < n; ++i) {
@@ -383,6 +413,11 @@ job* pool_core::search(worker& w, const completion_latch* until, deadline_t dead
     }
     if (j == nullptr) {
       j = take_injected(w);
+    }
+    // Runnext slots every eighth round only: each look pulls the owner's
+    // line, which it writes at every wake.
+    if (j == nullptr && can_steal && (round & 7) == 0) {
+      j = steal_runnext(w);
     }
     if (j != nullptr) {
       stop_searching(w);

@@ -211,8 +211,7 @@ TEST(channel, waiting_senders_are_served_in_the_order_they_came) {
         order.push_back(*co_await c.receive());
       }
     };
-    fjord::sync_wait(
-        fjord::when_all(sender(ch, 1), sender(ch, 2), sender(ch, 3), receiver(ch)));
+    fjord::sync_wait(fjord::when_all(sender(ch, 1), sender(ch, 2), sender(ch, 3), receiver(ch)));
     order.erase(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(capacity));
     EXPECT_EQ(order, (std::vector<int>{1, 2, 3})) << "capacity " << capacity;
   }

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "fjord/channel.hpp"
 #include "fjord/join.hpp"
 #include "fjord/spawn.hpp"
 #include "fjord/task.hpp"
@@ -464,6 +465,45 @@ TEST_P(pool_on_pools, posting_from_a_callables_copy_constructor) {
   }
   p.wait_idle();
   EXPECT_EQ(ran.load(), 500 * 10101);
+}
+
+// docs/scheduler.md, "The runnext slot": a coroutine woken by a job that
+// then runs on and on is not stuck behind it: another worker takes it from
+// the runnext slot once it has waited there a few microseconds.
+TEST(pool, a_coroutine_woken_by_a_long_job_runs_on_another_worker) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::channel<int> ch(0);
+  std::atomic<bool> resumed{false};
+  std::atomic<bool> waiting{false};
+  std::latch done(1);
+  fjord::spawn(p,
+               [](fjord::channel<int> c, std::atomic<bool>& w, std::atomic<bool>& r,
+                  std::latch& d) -> fjord::task<void> {
+                 w = true;
+                 (void)co_await c.receive();
+                 r = true;
+                 d.count_down();
+               }(ch, waiting, resumed, done));
+  while (!waiting.load()) {
+    std::this_thread::yield();
+  }
+  std::this_thread::sleep_for(10ms);  // let it queue its receive
+  std::atomic<bool> gave_up{false};
+  p.post([&] {
+    // On a worker: the hand-off puts the receiver in this worker's runnext
+    // slot. Then run long (up to 20 s) unless it ran elsewhere meanwhile.
+    ASSERT_EQ(ch.try_send(1), fjord::channel_status::ok);
+    const auto until = std::chrono::steady_clock::now() + 20s;
+    while (!resumed.load()) {
+      if (std::chrono::steady_clock::now() > until) {
+        gave_up = true;
+        return;
+      }
+    }
+  });
+  done.wait();
+  p.wait_idle();
+  EXPECT_FALSE(gave_up.load());
 }
 
 TEST(pool, thread_names) {

@@ -213,7 +213,7 @@ class channel_ring final : public ring_gate {
 
   // Under the lock, gate closed: the same, with no competitor but the
   // operations already in flight, so full and empty are exact.
-  bool locked_push(T& v) noexcept {
+  FJORD_NOINLINE bool locked_push(T& v) noexcept {
     if (locked_size() == capacity_) {
       return false;
     }
@@ -227,7 +227,7 @@ class channel_ring final : public ring_gate {
     tail_.store(next(tail) | gate_bit_, std::memory_order_relaxed);
     return true;
   }
-  bool locked_pop(std::optional<T>& out) noexcept {
+  FJORD_NOINLINE bool locked_pop(std::optional<T>& out) noexcept {
     if (locked_size() == 0) {
       return false;
     }

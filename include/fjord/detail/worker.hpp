@@ -111,6 +111,13 @@ struct alignas(false_sharing_range) worker {
         rng(idx * 2654435761u + 1) {}
 
   work_stealing_deque deque;
+  // The coroutine this worker woke last (resume_waiting), which it runs
+  // next, before its deque (Go's runnext). Other workers take it only once
+  // it has waited runnext_grace ticks, so two processes that wake each
+  // other stay on one worker instead of bouncing between two
+  // (docs/scheduler.md, "The runnext slot").
+  std::atomic<job*> runnext{nullptr};
+  std::atomic<std::uint64_t> runnext_since{0};  // cycle_clock ticks when set
   pool_core* const pool;
   const std::uint32_t index;
   // A join's completion_latch word (count 1, this worker waiting), ready-made.

@@ -34,7 +34,7 @@ struct channel_state : channel_base {
   // a few slots is most often a result slot made per process (csp_sum's
   // halves), used twice and rarely contended, and the ring's padding (about
   // 400 bytes) and two more allocations would cost it more than they save.
-  static constexpr std::size_t ring_bytes = 64 * 1024;
+  static constexpr std::size_t ring_bytes = std::size_t{64} * 1024;
   static constexpr std::size_t ring_min_capacity = 16;
 
   explicit channel_state(std::size_t limit) : capacity(limit) {
@@ -70,8 +70,8 @@ struct channel_state : channel_base {
     if (ring_ != nullptr) {
       return ring_->locked_push(v) ? channel_status::ok : channel_status::full;
     }
-    if (buffer.size() < capacity) {
-      buffer.push_back(std::move(v));  // may throw bad_alloc, before moving v
+    if (buffer_.size() < capacity) {
+      buffer_.push_back(std::move(v));  // may throw bad_alloc, before moving v
       return channel_status::ok;
     }
     return channel_status::full;
@@ -87,7 +87,7 @@ struct channel_state : channel_base {
         if (ring_ != nullptr) {
           (void)ring_->locked_push(v);  // the room just made
         } else {
-          buffer.push_back(std::move(v));  // the room just made: no growth
+          buffer_.push_back(std::move(v));  // the room just made: no growth
         }
         to_wake = w;
       }
@@ -204,7 +204,7 @@ struct channel_state : channel_base {
 
   // Under the lock: values buffered.
   std::size_t buffered() const noexcept {
-    return ring_ != nullptr ? ring_->locked_size() : buffer.size();
+    return ring_ != nullptr ? ring_->locked_size() : buffer_.size();
   }
 
   std::atomic<std::size_t> handles{1};
@@ -212,14 +212,14 @@ struct channel_state : channel_base {
 
  private:
   bool take_buffered(std::optional<T>& out) noexcept {
-    if (buffer.empty()) {
+    if (buffer_.empty()) {
       return false;
     }
-    out.emplace(buffer.pop_front());
+    out.emplace(buffer_.pop_front());
     return true;
   }
 
-  value_ring<T> buffer;  // without a ring
+  value_ring<T> buffer_;  // without a ring
   channel_ring<T>* ring_ = nullptr;
 
   static void queue_locked(channel_waiter_queue& q, channel_waiter& w, void* slot) noexcept {

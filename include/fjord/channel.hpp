@@ -16,6 +16,7 @@
 #include "fjord/channel_status.hpp"
 #include "fjord/detail/blocking_section.hpp"
 #include "fjord/detail/channel_state.hpp"
+#include "fjord/detail/config.hpp"
 #include "fjord/task.hpp"
 
 namespace fjord {
@@ -281,11 +282,15 @@ class channel {
   friend detail::channel_access;
 
   state& checked(const char* operation) const {
-    if (state_ == nullptr) {
-      throw std::logic_error(std::string("fjord::channel::") + operation +
-                             ": the channel handle is null (default-constructed or moved-from)");
+    if (state_ == nullptr) [[unlikely]] {
+      throw_null(operation);
     }
     return *state_;
+  }
+
+  [[noreturn]] FJORD_COLD static void throw_null(const char* operation) {
+    throw std::logic_error(std::string("fjord::channel::") + operation +
+                           ": the channel handle is null (default-constructed or moved-from)");
   }
 
   [[noreturn]] static void throw_closed(const char* operation) {
@@ -337,9 +342,7 @@ template <class T>
 class [[nodiscard]] channel<T>::send_awaiter {
  public:
   /// Coroutine protocol: made by send().
-  send_awaiter(const channel& c, T v) noexcept : state_(*c.state_), value_(std::move(v)) {
-    waiter_.parker = &parker_;
-  }
+  send_awaiter(const channel& c, T v) noexcept : state_(*c.state_), value_(std::move(v)) {}
   send_awaiter(const send_awaiter&) = delete;
   send_awaiter& operator=(const send_awaiter&) = delete;
 
@@ -347,17 +350,19 @@ class [[nodiscard]] channel<T>::send_awaiter {
   bool await_ready() noexcept { return state_.try_send_fast(value_); }
   /// Coroutine protocol: sends, or queues the coroutine until a receiver takes the value.
   bool await_suspend(std::coroutine_handle<> h) {
-    status_ = state_.send_or_queue_locked(value_, &waiter_);
+    detail::channel_wait& wait = wait_.start();
+    status_ = state_.send_or_queue_locked(value_, &wait.waiter);
     if (status_ != channel_status::full) {
       return false;
     }
-    parker_.prepare(h);
-    return parker_.finish_suspend();
+    wait.parker.prepare(h);
+    return wait.parker.finish_suspend();
   }
   /// Coroutine protocol: throws fjord::channel_closed if the channel was closed before the value
   /// was taken.
   void await_resume() const {
-    if (status_ == channel_status::closed || waiter_.closed) {
+    if (status_ == channel_status::closed ||
+        (status_ == channel_status::full && wait_.get().waiter.closed)) {
       throw_closed("send");
     }
   }
@@ -366,8 +371,7 @@ class [[nodiscard]] channel<T>::send_awaiter {
   state& state_;
   T value_;
   channel_status status_ = channel_status::ok;
-  detail::channel_parker parker_{false};
-  detail::channel_waiter waiter_;
+  detail::lazy_channel_wait wait_;
 };
 
 /// What receive() returns: co_await it for a value, or std::nullopt once the channel is closed and
@@ -376,9 +380,7 @@ template <class T>
 class [[nodiscard]] channel<T>::receive_awaiter {
  public:
   /// Coroutine protocol: made by receive().
-  explicit receive_awaiter(const channel& c) noexcept : state_(*c.state_) {
-    waiter_.parker = &parker_;
-  }
+  explicit receive_awaiter(const channel& c) noexcept : state_(*c.state_) {}
   receive_awaiter(const receive_awaiter&) = delete;
   receive_awaiter& operator=(const receive_awaiter&) = delete;
 
@@ -386,11 +388,12 @@ class [[nodiscard]] channel<T>::receive_awaiter {
   bool await_ready() noexcept { return state_.try_receive_fast(value_); }
   /// Coroutine protocol: receives, or queues the coroutine until a sender or close() comes.
   bool await_suspend(std::coroutine_handle<> h) noexcept {
-    if (state_.receive_or_queue_locked(value_, &waiter_) != channel_status::empty) {
+    detail::channel_wait& wait = wait_.start();
+    if (state_.receive_or_queue_locked(value_, &wait.waiter) != channel_status::empty) {
       return false;
     }
-    parker_.prepare(h);
-    return parker_.finish_suspend();
+    wait.parker.prepare(h);
+    return wait.parker.finish_suspend();
   }
   /// Coroutine protocol: the value received, or std::nullopt once closed and drained.
   std::optional<T> await_resume() noexcept { return std::move(value_); }
@@ -398,8 +401,7 @@ class [[nodiscard]] channel<T>::receive_awaiter {
  private:
   state& state_;
   std::optional<T> value_;
-  detail::channel_parker parker_{false};
-  detail::channel_waiter waiter_;
+  detail::lazy_channel_wait wait_;
 };
 
 }  // namespace fjord

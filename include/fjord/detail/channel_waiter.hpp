@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <new>
+#include <type_traits>
 
 #include "fjord/detail/channel_ring.hpp"
 #include "fjord/detail/chrono.hpp"
@@ -110,6 +112,38 @@ struct channel_waiter {
   int index = 0;        // which case of its select (0 for a plain operation)
   bool queued = false;  // in a channel's list (guarded by that channel's lock)
   bool closed = false;  // completed by close() rather than by a value
+};
+
+// What a coroutine's plain send or receive needs only if it has to wait:
+// its parker and its one waiter.
+struct channel_wait {
+  channel_wait() noexcept { waiter.parker = &parker; }
+  channel_wait(const channel_wait&) = delete;
+  channel_wait& operator=(const channel_wait&) = delete;
+
+  channel_parker parker{false};
+  channel_waiter waiter;
+};
+
+// A channel_wait built only when the operation has to wait (most sends and
+// receives on a buffered channel do not): an awaiter that completes at once
+// then costs no stores for it. Trivially destructible, so never destroyed.
+class lazy_channel_wait {
+ public:
+  lazy_channel_wait() noexcept {}  // NOLINT(modernize-use-equals-default): leaves storage_ raw
+  lazy_channel_wait(const lazy_channel_wait&) = delete;
+  lazy_channel_wait& operator=(const lazy_channel_wait&) = delete;
+
+  channel_wait& start() noexcept { return *::new (static_cast<void*>(storage_)) channel_wait(); }
+  // After start().
+  const channel_wait& get() const noexcept {
+    return *std::launder(reinterpret_cast<const channel_wait*>(storage_));
+  }
+
+ private:
+  static_assert(std::is_trivially_destructible_v<channel_parker> &&
+                std::is_trivially_destructible_v<channel_waiter>);
+  alignas(channel_wait) unsigned char storage_[sizeof(channel_wait)];
 };
 
 // The senders or receivers waiting on one channel, in arrival order. Doubly

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <utility>
 
 #include "fjord/detail/assert.hpp"
@@ -362,8 +363,11 @@ job* pool_core::steal_runnext(worker& w) noexcept {
     }
     worker& victim = *workers_[v];
     job* j = victim.runnext.load(std::memory_order_acquire);
+    // Signed: a stamp stored after `now` was read (or from a core whose
+    // clock runs a little ahead) is young, not 2^64 ticks old.
     if (j == nullptr ||
-        now - victim.runnext_since.load(std::memory_order_relaxed) < runnext_grace) {
+        static_cast<std::int64_t>(now - victim.runnext_since.load(std::memory_order_relaxed)) <
+            static_cast<std::int64_t>(runnext_grace)) {
       continue;
     }
     // One winner against the owner's exchange and other thieves; acquire:

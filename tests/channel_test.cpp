@@ -55,6 +55,28 @@ TEST(channel, buffered_values_come_out_in_order) {
   EXPECT_EQ(ch.try_receive(), std::nullopt);
 }
 
+// The same through the lock-free ring (capacity 16 and up): try_ forms
+// answer full and empty without waiting, and closed once closed.
+TEST(channel, a_ring_channel_answers_full_empty_and_closed) {
+  fjord::channel<int> ch(16);
+  for (int i = 0; i < 16; ++i) {
+    ASSERT_EQ(ch.try_send(i), fjord::channel_status::ok);
+  }
+  EXPECT_EQ(ch.try_send(16), fjord::channel_status::full);
+  EXPECT_EQ(ch.size(), 16U);
+  for (int i = 0; i < 16; ++i) {
+    ASSERT_EQ(ch.try_receive(), i);
+  }
+  int out = -1;
+  EXPECT_EQ(ch.try_receive(out), fjord::channel_status::empty);
+  EXPECT_EQ(ch.try_send(7), fjord::channel_status::ok);
+  ch.close();
+  EXPECT_EQ(ch.try_send(8), fjord::channel_status::closed);
+  EXPECT_EQ(ch.try_receive(out), fjord::channel_status::ok);
+  EXPECT_EQ(out, 7);
+  EXPECT_EQ(ch.try_receive(out), fjord::channel_status::closed);
+}
+
 TEST(channel, a_rendezvous_channel_holds_nothing) {
   fjord::channel<int> ch(0);
   EXPECT_EQ(ch.try_send(1), fjord::channel_status::full);

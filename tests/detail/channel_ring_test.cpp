@@ -13,6 +13,7 @@
 namespace {
 
 using fjord::detail::channel_ring;
+using fjord::detail::ring_result;
 
 // Counts live instances, so that a value destroyed twice or never shows.
 struct counted {
@@ -37,23 +38,25 @@ TEST(channel_ring, fills_to_exactly_its_capacity_and_keeps_order_over_many_laps)
       // Fill (a different phase each lap: one fewer pop than pushes).
       for (;;) {
         int v = next_in;
-        if (!ring.try_push(v)) {
+        if (ring.try_push(v) != ring_result::done) {
           break;
         }
         ++next_in;
       }
       ASSERT_EQ(static_cast<std::size_t>(next_in - next_out), capacity) << "capacity " << capacity;
+      int extra = -1;
+      ASSERT_EQ(ring.try_push(extra), ring_result::no_room);  // open and full
       ASSERT_EQ(ring.locked_size(), capacity);
       const std::size_t drain = capacity > 1 ? capacity - 1 : 1;
       for (std::size_t i = 0; i < drain; ++i) {
         std::optional<int> out;
-        ASSERT_TRUE(ring.try_pop(out));
+        ASSERT_EQ(ring.try_pop(out), ring_result::done);
         ASSERT_EQ(*out, next_out) << "capacity " << capacity;
         ++next_out;
       }
     }
     std::optional<int> out;
-    while (ring.try_pop(out)) {
+    while (ring.try_pop(out) == ring_result::done) {
       ASSERT_EQ(*out, next_out++);
     }
     EXPECT_EQ(next_in, next_out);
@@ -66,12 +69,12 @@ TEST(channel_ring, fills_to_exactly_its_capacity_and_keeps_order_over_many_laps)
 TEST(channel_ring, a_closed_gate_turns_away_the_fast_paths) {
   channel_ring<int> ring(3);
   int v = 1;
-  ASSERT_TRUE(ring.try_push(v));
+  ASSERT_EQ(ring.try_push(v), ring_result::done);
   ring.close();
   v = 2;
-  EXPECT_FALSE(ring.try_push(v));
+  EXPECT_EQ(ring.try_push(v), ring_result::gated);
   std::optional<int> out;
-  EXPECT_FALSE(ring.try_pop(out));
+  EXPECT_EQ(ring.try_pop(out), ring_result::gated);
   EXPECT_FALSE(out.has_value());
   EXPECT_TRUE(ring.locked_push(v));
   v = 3;
@@ -82,12 +85,12 @@ TEST(channel_ring, a_closed_gate_turns_away_the_fast_paths) {
   ASSERT_TRUE(ring.locked_pop(out));
   EXPECT_EQ(*out, 1);
   ring.open();
-  ASSERT_TRUE(ring.try_push(v));
+  ASSERT_EQ(ring.try_push(v), ring_result::done);
   for (int expected : {2, 3, 4}) {
-    ASSERT_TRUE(ring.try_pop(out));
+    ASSERT_EQ(ring.try_pop(out), ring_result::done);
     EXPECT_EQ(*out, expected);
   }
-  EXPECT_FALSE(ring.try_pop(out));
+  EXPECT_EQ(ring.try_pop(out), ring_result::no_room);  // open and empty
   ring.close();
   EXPECT_FALSE(ring.locked_pop(out));
 }
@@ -97,10 +100,10 @@ TEST(channel_ring, values_left_in_it_are_destroyed_once) {
     channel_ring<counted> ring(5);
     for (int i = 0; i < 12; ++i) {  // wraps: 5 in, 3 out, ...
       counted c(i);
-      if (!ring.try_push(c)) {
+      if (ring.try_push(c) != ring_result::done) {
         std::optional<counted> out;
-        ASSERT_TRUE(ring.try_pop(out));
-        ASSERT_TRUE(ring.try_push(c));
+        ASSERT_EQ(ring.try_pop(out), ring_result::done);
+        ASSERT_EQ(ring.try_push(c), ring_result::done);
       }
     }
     EXPECT_EQ(counted::live.load(), 5);
@@ -126,7 +129,7 @@ TEST(channel_ring, fast_and_locked_operations_racing_lose_and_double_nothing) {
     threads.emplace_back([&, id] {
       for (int i = 0; i < per_producer;) {
         int v = id * per_producer + i;
-        if (ring.try_push(v)) {
+        if (ring.try_push(v) == ring_result::done) {
           ++i;
           continue;
         }
@@ -155,7 +158,7 @@ TEST(channel_ring, fast_and_locked_operations_racing_lose_and_double_nothing) {
       std::vector<int> last(producers, -1);
       std::optional<int> out;
       while (received.load() < producers * per_producer) {
-        if (ring.try_pop(out)) {
+        if (ring.try_pop(out) == ring_result::done) {
           take(out, last);
         }
       }

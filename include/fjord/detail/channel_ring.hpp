@@ -13,6 +13,13 @@
 
 namespace fjord::detail {
 
+// What a lock-free attempt on the ring found.
+enum class ring_result : unsigned char {
+  done,     // the value went in (came out)
+  no_room,  // the gate was open and the ring looked full (empty)
+  gated,    // the gate was closed: only the lock can serve this call
+};
+
 // The lock-free buffer of a bounded channel: Dmitry Vyukov's bounded MPMC
 // queue ("Bounded MPMC queue", 1024cores.net, 2010), each slot carrying a
 // stamp that says whose turn it is, with positions written as
@@ -126,9 +133,11 @@ class channel_ring final : public ring_gate {
   // load before moving it out; and back: the receiver's release store of
   // p + one_lap after destroying it, the next lap's sender's acquire load.
 
-  // Lock-free send: true if v went in (moved from), false when the gate is
-  // closed or the ring looks full (the caller takes the lock and decides).
-  FJORD_ALWAYS_INLINE bool try_push(T& v) noexcept {
+  // Lock-free send: done if v went in (moved from); no_room when the gate
+  // was open and the ring looked full (a receive still moving its value out
+  // counts as not done yet, so "full" is a linearizable answer); gated when
+  // the gate was closed.
+  FJORD_ALWAYS_INLINE ring_result try_push(T& v) noexcept {
     std::size_t tail = tail_.load(std::memory_order_relaxed);
     int round = 0;
     while ((tail & gate_bit_) == 0) {
@@ -139,23 +148,23 @@ class channel_ring final : public ring_gate {
                                         std::memory_order_relaxed)) {
           ::new (static_cast<void*>(s.storage)) T(std::move(v));
           s.stamp.store(tail + 1, std::memory_order_release);
-          return true;
+          return ring_result::done;
         }
       } else if (stamp + one_lap_ == tail + 1) {
-        return false;  // last lap's value is still there: full (or nearly)
+        return ring_result::no_room;  // last lap's value is still there
       } else {
-        // A receiver has claimed the slot and not yet freed it, or another
-        // sender moved tail on: look again.
+        // Another sender moved tail on: look again.
         wait_a_little(round);
         tail = tail_.load(std::memory_order_relaxed);
       }
     }
-    return false;
+    return ring_result::gated;
   }
 
-  // Lock-free receive: true with the oldest value in out, false when the
-  // gate is closed or the ring looks empty.
-  FJORD_ALWAYS_INLINE bool try_pop(std::optional<T>& out) noexcept {
+  // Lock-free receive: done with the oldest value in out; no_room when the
+  // gate was open and the ring looked empty (a send still constructing its
+  // value counts as not done yet); gated when the gate was closed.
+  FJORD_ALWAYS_INLINE ring_result try_pop(std::optional<T>& out) noexcept {
     std::size_t head = head_.load(std::memory_order_relaxed);
     int round = 0;
     while ((head & gate_bit_) == 0) {
@@ -165,16 +174,17 @@ class channel_ring final : public ring_gate {
         if (head_.compare_exchange_weak(head, next(head), std::memory_order_relaxed,
                                         std::memory_order_relaxed)) {
           take(s, head, out);
-          return true;
+          return ring_result::done;
         }
       } else if (stamp == head) {
-        return false;  // not written this lap: empty (or a send in flight)
+        return ring_result::no_room;  // not written this lap
       } else {
+        // Another receiver moved head on: look again.
         wait_a_little(round);
         head = head_.load(std::memory_order_relaxed);
       }
     }
-    return false;
+    return ring_result::gated;
   }
 
   // The same, retried for a moment (about a microsecond) while the ring is
@@ -190,7 +200,7 @@ class channel_ring final : public ring_gate {
       if ((tail_.load(std::memory_order_relaxed) & gate_bit_) != 0) {
         return false;
       }
-      if (try_push(v)) {
+      if (try_push(v) == ring_result::done) {
         return true;
       }
     }
@@ -204,7 +214,7 @@ class channel_ring final : public ring_gate {
       if ((head_.load(std::memory_order_relaxed) & gate_bit_) != 0) {
         return false;
       }
-      if (try_pop(out)) {
+      if (try_pop(out) == ring_result::done) {
         return true;
       }
     }

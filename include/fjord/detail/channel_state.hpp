@@ -129,18 +129,34 @@ struct channel_state : channel_base {
   // reference of its own. T's move is required nothrow, so only the
   // buffer's growth can throw.
   FJORD_ALWAYS_INLINE channel_status send_or_queue(T& v, channel_waiter* w) {
-    // A try_send (no w) does not spin: it answers at once.
-    if (ring_ != nullptr && (ring_->try_push(v) ||
-                             (w != nullptr && worth_spinning() && ring_->push_after_spinning(v)))) {
-      return channel_status::ok;
+    if (ring_ != nullptr) {
+      const ring_result r = ring_->try_push(v);
+      if (r == ring_result::done) {
+        return channel_status::ok;
+      }
+      if (r == ring_result::no_room) {
+        // The gate was open, so no receiver waits: a try_send (no w) is
+        // answered without the lock (taking it would close the gate on
+        // everyone); a waiting send spins a moment first.
+        if (w == nullptr) {
+          return channel_status::full;
+        }
+        if (worth_spinning() && ring_->push_after_spinning(v)) {
+          return channel_status::ok;
+        }
+      }
     }
     return send_or_queue_locked(v, w);
   }
   // The lock-free path alone (spinning a moment if the ring is full): true
   // if v went into the ring (moved from).
   FJORD_ALWAYS_INLINE bool try_send_fast(T& v) noexcept {
-    return ring_ != nullptr &&
-           (ring_->try_push(v) || (worth_spinning() && ring_->push_after_spinning(v)));
+    if (ring_ == nullptr) {
+      return false;
+    }
+    const ring_result r = ring_->try_push(v);
+    return r == ring_result::done ||
+           (r == ring_result::no_room && worth_spinning() && ring_->push_after_spinning(v));
   }
   channel_status send_or_queue_locked(T& v, channel_waiter* w) {
     wake_list woken;
@@ -157,15 +173,30 @@ struct channel_state : channel_base {
   // The receive counterpart: returns empty when w was queued.
   FJORD_ALWAYS_INLINE channel_status receive_or_queue(std::optional<T>& out,
                                                       channel_waiter* w) noexcept {
-    if (ring_ != nullptr && (ring_->try_pop(out) || (w != nullptr && worth_spinning() &&
-                                                     ring_->pop_after_spinning(out)))) {
-      return channel_status::ok;
+    if (ring_ != nullptr) {
+      const ring_result r = ring_->try_pop(out);
+      if (r == ring_result::done) {
+        return channel_status::ok;
+      }
+      if (r == ring_result::no_room) {
+        // The gate was open: no sender waits and the channel is open.
+        if (w == nullptr) {
+          return channel_status::empty;
+        }
+        if (worth_spinning() && ring_->pop_after_spinning(out)) {
+          return channel_status::ok;
+        }
+      }
     }
     return receive_or_queue_locked(out, w);
   }
   FJORD_ALWAYS_INLINE bool try_receive_fast(std::optional<T>& out) noexcept {
-    return ring_ != nullptr &&
-           (ring_->try_pop(out) || (worth_spinning() && ring_->pop_after_spinning(out)));
+    if (ring_ == nullptr) {
+      return false;
+    }
+    const ring_result r = ring_->try_pop(out);
+    return r == ring_result::done ||
+           (r == ring_result::no_room && worth_spinning() && ring_->pop_after_spinning(out));
   }
   channel_status receive_or_queue_locked(std::optional<T>& out, channel_waiter* w) noexcept {
     wake_list woken;
@@ -188,7 +219,8 @@ struct channel_state : channel_base {
   // machines, which may deschedule a vCPU that spins).
   static bool worth_spinning() noexcept {
     const worker* w = current_worker;
-    return w == nullptr || (w->pool->size() > 1 && !w->deque.maybe_nonempty());
+    return w == nullptr || (w->pool->size() > 1 && !w->deque.maybe_nonempty() &&
+                            w->runnext.load(std::memory_order_relaxed) == nullptr);
   }
 
   // A handle's reference. Relaxed: taken from an existing reference (the

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/harness.hpp"
+#include "csp/checks.hpp"
 
 namespace {
 
@@ -143,23 +144,6 @@ void pong(rendezvous<int> in, rendezvous<int> out) {
   }
 }
 
-long rss_kib() {
-  std::FILE* f = std::fopen("/proc/self/statm", "r");
-  long pages = 0;
-  long resident = 0;
-  if (f != nullptr) {
-    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) {
-      resident = 0;
-    }
-    std::fclose(f);
-  }
-  return resident * 4;
-}
-
-long long expected_sum(long n) {
-  return static_cast<long long>(n) * (n + 1) / 2;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -173,7 +157,7 @@ int main(int argc, char** argv) {
 
   if (name == "skynet_channels") {
     const long leaves = a.size;
-    const long long expected = expected_sum(leaves - 1);
+    const long long expected = csp_bench::expected_sum(leaves - 1);
     bench::run_rounds(a, "ms", static_cast<double>(leaves) * 10 / 9, [&] {
       const auto start = bench::clock::now();
       rendezvous<long> result = make_rendezvous<long>();
@@ -190,20 +174,7 @@ int main(int argc, char** argv) {
 
   if (name == "prime_sieve") {
     const int n = static_cast<int>(a.size);
-    int expected = 0;
-    for (int c = 2, found = 0; found < n; ++c) {
-      bool prime = true;
-      for (int d = 2; d * d <= c; ++d) {
-        if (c % d == 0) {
-          prime = false;
-          break;
-        }
-      }
-      if (prime) {
-        ++found;
-        expected = c;
-      }
-    }
+    const int expected = csp_bench::nth_prime(n);
     bench::run_rounds(a, "ms", n, [&] {
       const auto start = bench::clock::now();
       rendezvous<int> ch = make_rendezvous<int>();
@@ -285,7 +256,7 @@ int main(int argc, char** argv) {
       }
       wait_for_every_fiber();
       const double ns = bench::since_ms(start) * 1e6 / static_cast<double>(n);
-      bench::check("channel_mpmc", total->load(), expected_sum(n - 1));
+      bench::check("channel_mpmc", total->load(), csp_bench::expected_sum(n - 1));
       return ns;
     });
     return 0;
@@ -296,7 +267,7 @@ int main(int argc, char** argv) {
     bench::run_rounds(a, "ns/process", static_cast<double>(n), [&] {
       rendezvous<int> gate = make_rendezvous<int>();
       auto waiting = std::make_shared<std::atomic<long>>(0);
-      const long before = rss_kib();
+      const long before = csp_bench::rss_kib();
       for (long i = 0; i < n; ++i) {
         go(
             [](rendezvous<int> g, std::shared_ptr<std::atomic<long>> w) {
@@ -309,7 +280,7 @@ int main(int argc, char** argv) {
       while (waiting->load() != n) {
         boost::this_fiber::yield();
       }
-      const long after = rss_kib();
+      const long after = csp_bench::rss_kib();
       const auto start = bench::clock::now();
       gate->close();
       wait_for_every_fiber();

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/harness.hpp"
+#include "csp/checks.hpp"
 #include "fjord/channel.hpp"
 #include "fjord/go.hpp"
 #include "fjord/pool.hpp"
@@ -132,24 +133,7 @@ task<void> csp_sum(channel<long long> out, long lo, long hi) {
   co_await out.send(a + b);
 }
 
-long long expected_sum(long n) {
-  return static_cast<long long>(n) * (n + 1) / 2;
-}
-
 // ---------------------------------------------------------------- helpers
-
-long rss_kib() {
-  std::FILE* f = std::fopen("/proc/self/statm", "r");
-  long pages = 0;
-  long resident = 0;
-  if (f != nullptr) {
-    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) {
-      resident = 0;
-    }
-    std::fclose(f);
-  }
-  return resident * 4;
-}
 
 // Runs t on p from this (outside) thread and returns its result.
 template <class T>
@@ -190,20 +174,7 @@ int main(int argc, char** argv) {
 
   if (bench_name == "prime_sieve" && a.impl == "fjord") {
     const int n = static_cast<int>(a.size);
-    int expected = 0;
-    for (int c = 2, found = 0; found < n; ++c) {
-      bool prime = true;
-      for (int d = 2; d * d <= c; ++d) {
-        if (c % d == 0) {
-          prime = false;
-          break;
-        }
-      }
-      if (prime) {
-        ++found;
-        expected = c;
-      }
-    }
+    const int expected = csp_bench::nth_prime(n);
     bench::run_rounds(a, "ms", n, [&] {
       std::vector<channel<int>> made;
       const auto start = bench::clock::now();
@@ -306,7 +277,7 @@ int main(int argc, char** argv) {
         }());
       }
       const double ns = bench::since_ms(start) * 1e6 / static_cast<double>(n);
-      bench::check("channel_mpmc", total.load(), expected_sum(n - 1));
+      bench::check("channel_mpmc", total.load(), csp_bench::expected_sum(n - 1));
       return ns;
     });
     return 0;
@@ -323,14 +294,14 @@ int main(int argc, char** argv) {
         (void)co_await g.receive();
         r.fetch_add(1, std::memory_order_relaxed);
       };
-      const long before = rss_kib();
+      const long before = csp_bench::rss_kib();
       for (long i = 0; i < n; ++i) {
         fjord::go(p, process, gate, std::ref(waiting), std::ref(released));
       }
       while (waiting.load() != n || fjord::detail::pool_access::core(p).waiting_coroutines() != n) {
         std::this_thread::yield();
       }
-      const long after = rss_kib();
+      const long after = csp_bench::rss_kib();
       const auto start = bench::clock::now();
       gate.close();
       while (released.load() != n) {
@@ -354,7 +325,7 @@ int main(int argc, char** argv) {
         co_return *co_await r.receive();
       }(result, n));
       const double s = bench::since_ms(start) / 1e3;
-      bench::check("csp_sum", sum, expected_sum(n));
+      bench::check("csp_sum", sum, csp_bench::expected_sum(n));
       return s;
     });
     return 0;

@@ -42,9 +42,9 @@ class ring_gate {
       : capacity_(capacity), gate_bit_(std::bit_ceil(capacity + 1)), one_lap_(gate_bit_ * 2) {}
 
   // Under the channel's lock. Relaxed RMWs: the bit only has to be in the
-  // words' modification order before the locked_ functions read them (they
-  // are RMWs on the same words, program-ordered after); values themselves
-  // are published by the slot stamps.
+  // words' modification order before the locked_ functions load them (by
+  // coherence, those loads, program-ordered after, see this RMW's value or
+  // a later one); values themselves are published by the slot stamps.
   void close() noexcept {
     tail_.fetch_or(gate_bit_, std::memory_order_relaxed);
     head_.fetch_or(gate_bit_, std::memory_order_relaxed);
@@ -80,6 +80,24 @@ class ring_gate {
     return index + 1 < capacity_ ? position + 1 : (position & ~(one_lap_ - 1)) + one_lap_;
   }
   std::size_t index(std::size_t position) const noexcept { return position & (gate_bit_ - 1); }
+
+  // Retries `attempt` (a try_push or try_pop) with exponential pauses
+  // between tries, while `word` (tail or head) shows the gate open.
+  template <class Attempt>
+  bool retry_spinning(const std::atomic<std::size_t>& word, Attempt attempt) const noexcept {
+    for (int step = 0; step < spin_steps; ++step) {
+      for (int i = 0; i < (1 << step); ++i) {
+        cpu_relax();
+      }
+      if ((word.load(std::memory_order_relaxed) & gate_bit_) != 0) {
+        return false;
+      }
+      if (attempt() == ring_result::done) {
+        return true;
+      }
+    }
+    return false;
+  }
 
   // Spins while an operation that won its CAS before the gate closed
   // finishes its slot (a handful of instructions, unless its thread was
@@ -188,37 +206,15 @@ class channel_ring final : public ring_gate {
   }
 
   // The same, retried for a moment (about a microsecond) while the ring is
-  // full but the gate open: a receiver running on another core is about to
-  // make room, and waiting for it is far cheaper than parking and being
-  // woken. Gives up at once when the gate closes (someone waits: only the
-  // lock can serve this call).
+  // full (empty) but the gate open: a receiver (sender) running on another
+  // core is about to make room (a value), and waiting for it is far cheaper
+  // than parking and being woken. Gives up at once when the gate closes
+  // (someone waits: only the lock can serve this call).
   FJORD_NOINLINE bool push_after_spinning(T& v) noexcept {
-    for (int step = 0; step < spin_steps; ++step) {
-      for (int i = 0; i < (1 << step); ++i) {
-        cpu_relax();
-      }
-      if ((tail_.load(std::memory_order_relaxed) & gate_bit_) != 0) {
-        return false;
-      }
-      if (try_push(v) == ring_result::done) {
-        return true;
-      }
-    }
-    return false;
+    return retry_spinning(tail_, [&] { return try_push(v); });
   }
   FJORD_NOINLINE bool pop_after_spinning(std::optional<T>& out) noexcept {
-    for (int step = 0; step < spin_steps; ++step) {
-      for (int i = 0; i < (1 << step); ++i) {
-        cpu_relax();
-      }
-      if ((head_.load(std::memory_order_relaxed) & gate_bit_) != 0) {
-        return false;
-      }
-      if (try_pop(out) == ring_result::done) {
-        return true;
-      }
-    }
-    return false;
+    return retry_spinning(head_, [&] { return try_pop(out); });
   }
 
   // Under the lock, gate closed: the same, with no competitor but the

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "fjord/channel_status.hpp"
+#include "fjord/detail/assert.hpp"
 #include "fjord/detail/channel_ring.hpp"
 #include "fjord/detail/channel_waiter.hpp"
 #include "fjord/detail/config.hpp"
@@ -85,7 +86,9 @@ struct channel_state : channel_base {
       if (channel_waiter* w = senders.claim_first()) {
         T& v = *static_cast<T*>(w->slot);
         if (ring_ != nullptr) {
-          (void)ring_->locked_push(v);  // the room just made
+          const bool pushed = ring_->locked_push(v);  // the room just made
+          FJORD_ASSERT(pushed, "channel: no room in the ring right after a receive");
+          static_cast<void>(pushed);
         } else {
           buffer_.push_back(std::move(v));  // the room just made: no growth
         }
@@ -129,34 +132,22 @@ struct channel_state : channel_base {
   // reference of its own. T's move is required nothrow, so only the
   // buffer's growth can throw.
   FJORD_ALWAYS_INLINE channel_status send_or_queue(T& v, channel_waiter* w) {
-    if (ring_ != nullptr) {
-      const ring_result r = ring_->try_push(v);
-      if (r == ring_result::done) {
-        return channel_status::ok;
-      }
-      if (r == ring_result::no_room) {
-        // The gate was open, so no receiver waits: a try_send (no w) is
-        // answered without the lock (taking it would close the gate on
-        // everyone); a waiting send spins a moment first.
-        if (w == nullptr) {
-          return channel_status::full;
-        }
-        if (worth_spinning() && ring_->push_after_spinning(v)) {
-          return channel_status::ok;
-        }
-      }
+    const ring_result r = send_fast(v, w != nullptr);
+    if (r == ring_result::done) {
+      return channel_status::ok;
+    }
+    // no_room with the gate open: no receiver waits, so a try_send (no w)
+    // is answered without the lock (taking it would close the gate on
+    // everyone).
+    if (r == ring_result::no_room && w == nullptr) {
+      return channel_status::full;
     }
     return send_or_queue_locked(v, w);
   }
   // The lock-free path alone (spinning a moment if the ring is full): true
   // if v went into the ring (moved from).
   FJORD_ALWAYS_INLINE bool try_send_fast(T& v) noexcept {
-    if (ring_ == nullptr) {
-      return false;
-    }
-    const ring_result r = ring_->try_push(v);
-    return r == ring_result::done ||
-           (r == ring_result::no_room && worth_spinning() && ring_->push_after_spinning(v));
+    return send_fast(v, true) == ring_result::done;
   }
   channel_status send_or_queue_locked(T& v, channel_waiter* w) {
     wake_list woken;
@@ -173,30 +164,17 @@ struct channel_state : channel_base {
   // The receive counterpart: returns empty when w was queued.
   FJORD_ALWAYS_INLINE channel_status receive_or_queue(std::optional<T>& out,
                                                       channel_waiter* w) noexcept {
-    if (ring_ != nullptr) {
-      const ring_result r = ring_->try_pop(out);
-      if (r == ring_result::done) {
-        return channel_status::ok;
-      }
-      if (r == ring_result::no_room) {
-        // The gate was open: no sender waits and the channel is open.
-        if (w == nullptr) {
-          return channel_status::empty;
-        }
-        if (worth_spinning() && ring_->pop_after_spinning(out)) {
-          return channel_status::ok;
-        }
-      }
+    const ring_result r = receive_fast(out, w != nullptr);
+    if (r == ring_result::done) {
+      return channel_status::ok;
+    }
+    if (r == ring_result::no_room && w == nullptr) {
+      return channel_status::empty;  // the gate was open: no sender waits, not closed
     }
     return receive_or_queue_locked(out, w);
   }
   FJORD_ALWAYS_INLINE bool try_receive_fast(std::optional<T>& out) noexcept {
-    if (ring_ == nullptr) {
-      return false;
-    }
-    const ring_result r = ring_->try_pop(out);
-    return r == ring_result::done ||
-           (r == ring_result::no_room && worth_spinning() && ring_->pop_after_spinning(out));
+    return receive_fast(out, true) == ring_result::done;
   }
   channel_status receive_or_queue_locked(std::optional<T>& out, channel_waiter* w) noexcept {
     wake_list woken;
@@ -208,6 +186,32 @@ struct channel_state : channel_base {
       queue_locked(receivers, *w, &out);
     }
     return s;
+  }
+
+  // The ring's lock-free attempt (gated: no ring, or only the lock can
+  // serve the call), spinning a moment on no_room when the caller would
+  // otherwise wait.
+  FJORD_ALWAYS_INLINE ring_result send_fast(T& v, bool would_wait) noexcept {
+    if (ring_ == nullptr) {
+      return ring_result::gated;
+    }
+    const ring_result r = ring_->try_push(v);
+    if (r == ring_result::no_room && would_wait && worth_spinning() &&
+        ring_->push_after_spinning(v)) {
+      return ring_result::done;
+    }
+    return r;
+  }
+  FJORD_ALWAYS_INLINE ring_result receive_fast(std::optional<T>& out, bool would_wait) noexcept {
+    if (ring_ == nullptr) {
+      return ring_result::gated;
+    }
+    const ring_result r = ring_->try_pop(out);
+    if (r == ring_result::no_room && would_wait && worth_spinning() &&
+        ring_->pop_after_spinning(out)) {
+      return ring_result::done;
+    }
+    return r;
   }
 
   // Spinning for the other side pays only when this thread has nothing else

@@ -51,12 +51,41 @@ constexpr std::size_t min_stack_size = std::size_t{64} << 10;
 constexpr std::size_t max_stack_size = std::size_t{1} << 30;
 constexpr std::chrono::microseconds max_spin_budget = std::chrono::seconds(1);
 
-// Checks every field; returns the number of workers.
-std::size_t validated_worker_count(const pool_options& o) {
-  if (o.workers && (*o.workers == 0 || *o.workers > max_workers)) {
-    throw std::invalid_argument("fjord::pool_options::workers must be in [1, " +
-                                std::to_string(max_workers) + "], got " +
-                                std::to_string(*o.workers));
+void check_count(const char* field, std::size_t n) {
+  if (n == 0 || n > max_workers) {
+    throw std::invalid_argument(std::string("fjord::pool_options::") + field + " must be in [1, " +
+                                std::to_string(max_workers) + "], got " + std::to_string(n));
+  }
+}
+
+constexpr std::chrono::milliseconds max_scaling_time = std::chrono::hours(24);
+
+// Checks every field; returns the worker counts.
+pool_core::worker_counts validated_worker_counts(const pool_options& o) {
+  if (o.workers) {
+    check_count("workers", *o.workers);
+  }
+  if (o.min_workers) {
+    check_count("min_workers", *o.min_workers);
+  }
+  if (o.max_workers) {
+    check_count("max_workers", *o.max_workers);
+  }
+  if (o.min_workers && o.max_workers && *o.min_workers > *o.max_workers) {
+    throw std::invalid_argument("fjord::pool_options::min_workers (" +
+                                std::to_string(*o.min_workers) + ") must not exceed max_workers (" +
+                                std::to_string(*o.max_workers) + ")");
+  }
+  if (o.idle_timeout < std::chrono::milliseconds(1) || o.idle_timeout > max_scaling_time) {
+    throw std::invalid_argument("fjord::pool_options::idle_timeout must be in [1ms, 24h], got " +
+                                std::to_string(o.idle_timeout.count()) + "ms");
+  }
+  if (o.replace_blocked_after.count() != 0 &&
+      (o.replace_blocked_after < std::chrono::microseconds(100) ||
+       o.replace_blocked_after > max_scaling_time)) {
+    throw std::invalid_argument(
+        "fjord::pool_options::replace_blocked_after must be 0 (off) or in [100us, 24h], got " +
+        std::to_string(o.replace_blocked_after.count()) + "us");
   }
   if (o.spin_budget.count() < 0 || o.spin_budget > max_spin_budget) {
     throw std::invalid_argument(
@@ -81,20 +110,34 @@ std::size_t validated_worker_count(const pool_options& o) {
   }
   if (o.cpus) {
     validate_cpus(*o.cpus);
-    return o.workers.value_or(o.cpus->size());
-  }
-  if (o.pin_each_worker) {
+  } else if (o.pin_each_worker) {
     throw std::invalid_argument(
         "fjord::pool_options::pin_each_worker needs pool_options::cpus to say which CPUs");
   }
-  return o.workers.value_or(available_cpus());
+  pool_core::worker_counts c;
+  c.follow_cpus = !o.workers && !o.min_workers && !o.max_workers && !o.cpus;
+  c.start = o.workers.value_or(std::clamp(o.cpus ? o.cpus->size() : available_cpus(),
+                                          o.min_workers.value_or(1),
+                                          o.max_workers.value_or(max_workers)));
+  c.min = o.min_workers.value_or(c.start);
+  c.max = o.max_workers.value_or(c.start);
+  if (c.start < c.min || c.start > c.max) {
+    throw std::invalid_argument("fjord::pool_options::workers (" + std::to_string(c.start) +
+                                ") must lie in [min_workers, max_workers] = [" +
+                                std::to_string(c.min) + ", " + std::to_string(c.max) + "]");
+  }
+  return c;
 }
 
 }  // namespace
 
 pool_core::pool_core(const pool_options& options)
-    : size_(validated_worker_count(options)),
-      max_threads_(size_ + options.max_spare_threads),
+    : pool_core(options, validated_worker_counts(options)) {}
+
+pool_core::pool_core(const pool_options& options, const worker_counts& counts)
+    : size_(counts.start),
+      max_threads_(counts.max + options.max_spare_threads),
+      placement_workers_(counts.max),
       stack_size_(options.stack_size),
       deque_capacity_(options.deque_capacity),
       name_(options.name),
@@ -102,7 +145,7 @@ pool_core::pool_core(const pool_options& options)
       spin_budget_(options.spin_budget),
       id_(next_pool_id.fetch_add(1, std::memory_order_relaxed)),
       fork_generation_(fork_generation()),
-      cold_(new cold_state(options)) {
+      cold_(new cold_state(options, counts)) {
   try {
     start();
   } catch (...) {
@@ -116,7 +159,8 @@ pool_core::pool_core(const pool_options& options)
 void pool_core::start() {
   init_asymmetric_fences();
   forget_lanes_in_fork_children();
-  const std::size_t shards = next_power_of_two(std::min(size_, max_shards));
+  const std::size_t start_count = size();
+  const std::size_t shards = next_power_of_two(std::min(placement_workers_, max_shards));
   cold_->worker_storage.resize(max_threads_);
   cold_->shard_storage.reserve(shards);
   shards_.reserve(shards);
@@ -130,10 +174,10 @@ void pool_core::start() {
   cold_->threads.reserve(max_threads_);
   {
     std::lock_guard lock(cold_->idle_mutex);
-    cold_->reserved = size_;
-    cold_->running = size_;
+    cold_->reserved = start_count;
+    cold_->running = start_count;
   }
-  for (std::size_t i = 0; i < size_; ++i) {
+  for (std::size_t i = 0; i < start_count; ++i) {
     if (const int rc = start_thread(/*as_searcher=*/false); rc != 0) {
       {
         std::lock_guard lock(cold_->idle_mutex);
@@ -145,6 +189,14 @@ void pool_core::start() {
     }
   }
   join_live_pools();
+  bool watch = false;
+  {
+    std::lock_guard lock(cold_->idle_mutex);
+    watch = monitor_interval_locked().count() != 0;
+  }
+  if (watch) {
+    start_monitor();
+  }
 }
 
 namespace {
@@ -253,8 +305,8 @@ void pool_core::thread_main(void* w) noexcept {
   if (!pool.cold_->cpus.empty()) {
     // Checked against the process's mask when the pool was made; a mask
     // narrowed since then leaves the thread where the system allows it.
-    static_cast<void>(
-        place_this_thread(pool.cold_->cpus, pool.cold_->pin_each_worker, self.index, pool.size_));
+    static_cast<void>(place_this_thread(pool.cold_->cpus, pool.cold_->pin_each_worker, self.index,
+                                        pool.placement_workers_));
   }
   // A stand-in starts counted as a searcher: not during a hook, which may
   // take long (pushers would wake nobody meanwhile).
@@ -274,7 +326,7 @@ void pool_core::thread_main(void* w) noexcept {
 }
 
 void pool_core::update_surplus_locked() noexcept {
-  surplus_.store(cold_->running > size_, std::memory_order_relaxed);
+  surplus_.store(cold_->running > size(), std::memory_order_relaxed);
 }
 
 void pool_core::run_thread_hook(bool start, std::size_t index) noexcept {
@@ -312,6 +364,9 @@ bool pool_core::shut_down(bool abandon_waiting) noexcept {
   if (cold_->joined) {
     return true;
   }
+  // Scaling ends with the pool's life: the drain needs no growth, and a
+  // blocked worker's stand-in, if any, is already running.
+  stop_monitor();
   stopping_.store(true, std::memory_order_seq_cst);
   // Submitters that passed their stopping_ check before we set it finish
   // their push; later ones see stopping_ and throw. For lanes the heavy
@@ -391,6 +446,36 @@ void pool_core::print_stats_if_asked() const noexcept {
   }
 }
 
+bool pool_core::leave_running_locked() noexcept {
+  --cold_->running;
+  // Lazy compensation: the missing thread counts as a sleeper in the
+  // census (a phantom), so a push that finds no real sleeper to wake
+  // activates a stand-in for it (wake_one_sleeper()). Only as many
+  // phantoms as stand-ins could be had: a phantom that can never be
+  // activated would make every push take the idle mutex.
+  bool phantom = false;
+  const std::size_t stand_ins = cold_->retired.size() + (max_threads_ - cold_->reserved);
+  if (cold_->running < size() && cold_->deficit < stand_ins &&
+      !exit_.load(std::memory_order_relaxed)) {
+    ++cold_->deficit;
+    census_.add_sleeper();
+    phantom = true;
+  }
+  update_surplus_locked();
+  return phantom;
+}
+
+void pool_core::rejoin_running_locked() noexcept {
+  ++cold_->running;
+  if (cold_->deficit > 0) {
+    // Not needed any more (whether or not a stand-in was activated for it,
+    // cold_->running says how many run now).
+    --cold_->deficit;
+    census_.remove_sleeper();
+  }
+  update_surplus_locked();
+}
+
 void pool_core::begin_blocking(worker& w) noexcept {
   // A blocked thread steals nothing, also inside a block_in_place that
   // registered while it helped.
@@ -401,20 +486,13 @@ void pool_core::begin_blocking(worker& w) noexcept {
   bool phantom = false;
   {
     std::lock_guard lock(cold_->idle_mutex);
-    --cold_->running;
-    // Lazy compensation: the missing thread counts as a sleeper in the
-    // census (a phantom), so a push that finds no real sleeper to wake
-    // activates a stand-in for it (wake_one_sleeper()). Only as many
-    // phantoms as stand-ins could be had: a phantom that can never be
-    // activated would make every push take the idle mutex.
-    const std::size_t stand_ins = cold_->retired.size() + (max_threads_ - cold_->reserved);
-    if (cold_->running < size_ && cold_->deficit < stand_ins &&
-        !exit_.load(std::memory_order_relaxed)) {
-      ++cold_->deficit;
-      census_.add_sleeper();
-      phantom = true;
+    if (w.presumed_blocked.load(std::memory_order_relaxed)) {
+      // The monitor already gave our place away: it stays given.
+      w.presumed_blocked.store(false, std::memory_order_relaxed);
+    } else {
+      phantom = leave_running_locked();
     }
-    update_surplus_locked();
+    w.blocked = true;
   }
   if (!phantom) {
     return;
@@ -433,20 +511,16 @@ void pool_core::end_blocking(worker& w) noexcept {
     return;
   }
   std::lock_guard lock(cold_->idle_mutex);
-  ++cold_->running;
-  if (cold_->deficit > 0) {
-    // Not needed any more (whether or not a stand-in was activated for it,
-    // cold_->running says how many run now).
-    --cold_->deficit;
-    census_.remove_sleeper();
-  }
-  update_surplus_locked();
+  w.blocked = false;
+  rejoin_running_locked();
 }
 
-bool pool_core::activate_stand_in_locked(worker*& woken, bool& start) noexcept {
-  if (cold_->deficit == 0) {
-    return false;
-  }
+void pool_core::end_presumed_block(worker& w) noexcept {
+  std::lock_guard lock(cold_->idle_mutex);
+  clear_presumed_block_locked(w);
+}
+
+bool pool_core::add_running_thread_locked(worker*& woken, bool& start) noexcept {
   if (!cold_->retired.empty()) {
     woken = cold_->retired.back();
     cold_->retired.pop_back();
@@ -456,26 +530,42 @@ bool pool_core::activate_stand_in_locked(worker*& woken, bool& start) noexcept {
     ++cold_->reserved;
     start = true;
   } else {
-    return false;  // cannot happen: phantoms never outnumber stand-ins
+    return false;
   }
-  --cold_->deficit;
   ++cold_->running;
   update_surplus_locked();
+  return true;
+}
+
+bool pool_core::activate_stand_in_locked(worker*& woken, bool& start) noexcept {
+  // Phantoms never outnumber stand-ins, so a thread is always to be had.
+  if (cold_->deficit == 0 || !add_running_thread_locked(woken, start)) {
+    return false;
+  }
+  --cold_->deficit;
   // One RMW: the phantom sleeper becomes a searcher, as a woken sleeper does.
   census_.sleeper_to_searcher();
   return true;
 }
 
 void pool_core::start_stand_in() noexcept {
+  start_added_thread(/*grown=*/false);
+}
+
+void pool_core::start_added_thread(bool grown) noexcept {
   if (start_thread(/*as_searcher=*/true) == 0) {
     return;
   }
-  // The system refused a thread: the worker blocks uncompensated.
+  // The system refused a thread: a blocked worker blocks uncompensated, a
+  // pool that was growing stays smaller.
   bool ended = false;
   {
     std::lock_guard lock(cold_->idle_mutex);
     --cold_->reserved;
     --cold_->running;
+    if (grown) {
+      size_.store(size() - 1, std::memory_order_relaxed);
+    }
     update_surplus_locked();
     census_.remove_searcher();
     // Every other thread may have gone idle while this one was pending.
@@ -486,6 +576,36 @@ void pool_core::start_stand_in() noexcept {
   }
   if (ended) {
     wake_all();
+  }
+}
+
+void pool_core::add_workers(std::size_t n) noexcept {
+  for (; n > 0; --n) {
+    worker* woken = nullptr;
+    bool start = false;
+    {
+      std::lock_guard lock(cold_->idle_mutex);
+      if (exit_.load(std::memory_order_relaxed) || !add_running_thread_locked(woken, start)) {
+        // Every slot is taken (by spares standing in for blocked workers).
+        size_.store(size() - n, std::memory_order_relaxed);
+        update_surplus_locked();
+        return;
+      }
+      // It looks for work at once, as a woken sleeper does.
+      census_.add_searcher();
+    }
+    if (woken != nullptr) {
+      woken->sleeper.unpark();
+    } else {
+      start_added_thread(/*grown=*/true);
+    }
+  }
+}
+
+void pool_core::clear_presumed_block_locked(worker& w) noexcept {
+  if (w.presumed_blocked.load(std::memory_order_relaxed)) {
+    w.presumed_blocked.store(false, std::memory_order_relaxed);
+    rejoin_running_locked();
   }
 }
 
@@ -500,7 +620,8 @@ bool pool_core::retire(worker& w) noexcept {
   bool ended = false;
   {
     std::lock_guard lock(cold_->idle_mutex);
-    if (cold_->running <= size_) {
+    clear_presumed_block_locked(w);
+    if (cold_->running <= size()) {
       return true;
     }
     --cold_->running;
@@ -515,6 +636,10 @@ bool pool_core::retire(worker& w) noexcept {
   if (ended) {
     wake_all();
   }
+  return park_retired(w);
+}
+
+bool pool_core::park_retired(worker& w) noexcept {
   // Retired time counts as parked (pool_stats.hpp).
   worker_counters::open(w.counters.parked_since, steady_ns());
   trace_point(trace_kind::park_begin, static_cast<std::uint32_t>(park_reason::idle));
@@ -526,7 +651,8 @@ bool pool_core::retire(worker& w) noexcept {
         break;
       }
       if (!w.retired) {
-        // Activated for a blocked worker: counted as a searcher already.
+        // Activated (for a blocked worker, or to grow): counted as a
+        // searcher already.
         w.searching = std::exchange(w.woken_as_searcher, false);
         active = true;
         break;
@@ -780,6 +906,11 @@ pool_stats pool_core::stats() const {
     s.workers.back().queue_depth = workers_[i]->deque.size_hint();
   }
   s.suppressed_exceptions = suppressed_.load(std::memory_order_relaxed);
+  {
+    std::lock_guard lock(cold_->idle_mutex);
+    s.running_threads = cold_->running;
+    s.retired_threads = cold_->retired.size();
+  }
   s.injection_depth = high_.queue.depth() + low_.queue.depth();
   for (const auto& sh : shards_) {
     s.injection_depth += sh->queue.depth();

@@ -126,6 +126,11 @@ std::string to_prometheus(const pool_stats& stats, std::string_view pool_name) {
   out.family("fjord_injection_depth", "gauge",
              "Jobs from outside the pool waiting on its injection path.");
   out.sample("fjord_injection_depth", -1, "", std::to_string(stats.injection_depth));
+  out.family("fjord_running_threads", "gauge",
+             "Threads in the running set (neither blocked nor retired).");
+  out.sample("fjord_running_threads", -1, "", std::to_string(stats.running_threads));
+  out.family("fjord_retired_threads", "gauge", "Threads parked out of the running set.");
+  out.sample("fjord_retired_threads", -1, "", std::to_string(stats.retired_threads));
   out.family("fjord_suppressed_exceptions_total", "counter",
              "Exceptions that lost to an earlier one in the same join or group.");
   out.sample("fjord_suppressed_exceptions_total", -1, "",

@@ -114,8 +114,13 @@ bool pool_core::any_work_visible() const noexcept {
 bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadline) noexcept {
   // A parked thief would make every owner fence for nothing.
   w.deque.drop_registration();
+  // A worker beyond min_workers idle in its main loop leaves the pool after
+  // idle_timeout (docs/scheduler.md, "Scaling").
+  bool may_retire = false;
   {
     std::lock_guard lock(cold_->idle_mutex);
+    clear_presumed_block_locked(w);
+    may_retire = until == nullptr && size() > cold_->min_workers;
     w.idle_position = cold_->idle.size();
     cold_->idle.push_back(&w);
     w.idle_in_main_loop = (until == nullptr);
@@ -147,6 +152,7 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
     }
   }
   reactor* poller = nullptr;
+  bool timed_out = false;
   if (!ready) {
     w.counters.parks.bump();
     worker_counters::open(w.counters.parked_since, steady_ns());
@@ -165,7 +171,11 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
       w.sleeper.park_polling([r, timeout] { r->wait(timeout); });
     } else {
       trace_point(trace_kind::park_begin, static_cast<std::uint32_t>(park_reason::idle));
-      if (deadline == deadline_t::max()) {
+      if (may_retire) {
+        const auto since = std::chrono::steady_clock::now();
+        w.sleeper.park_for(cold_->idle_timeout);
+        timed_out = std::chrono::steady_clock::now() - since >= cold_->idle_timeout;
+      } else if (deadline == deadline_t::max()) {
         w.sleeper.park();
       } else {
         w.sleeper.park_for(deadline - std::chrono::steady_clock::now());
@@ -176,6 +186,7 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
     w.counters.wakeups.bump();
   }
   bool as_searcher = false;
+  bool retired = false;
   {
     std::lock_guard lock(cold_->idle_mutex);
     if (w.idle_position != ~std::size_t{0}) {
@@ -188,8 +199,16 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
         --cold_->idle_main_loop;
       }
       census_.remove_sleeper(std::memory_order_relaxed);
+      // Nobody woke us for idle_timeout: leave, if the pool may shrink.
+      retired = timed_out && retire_idle_locked(w);
     }
     as_searcher = std::exchange(w.woken_as_searcher, false);
+    if (!retired) {
+      wake_monitor_locked();  // a worker is up: the pool may need watching
+    }
+  }
+  if (retired) {
+    return park_retired(w);
   }
   if (as_searcher) {
     w.searching = true;  // the waker counted us as a searcher already

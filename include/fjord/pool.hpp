@@ -61,8 +61,24 @@ class pool {
     }
   }
 
-  /// The number of workers (pool_options::workers).
+  /// The number of workers the pool runs now: pool_options::workers at the
+  /// start, then within [min_workers(), max_workers()] as it scales.
+  /// Workers blocked in fjord::block_in_place (and similar waits) count,
+  /// not the spares standing in for them.
   std::size_t size() const noexcept { return core_->size(); }
+  /// The bounds of dynamic scaling (pool_options::min_workers, max_workers).
+  std::size_t min_workers() const noexcept { return core_->min_workers(); }
+  std::size_t max_workers() const noexcept { return core_->max_workers(); }
+
+  /// Runs n workers from now on: resize(n, n). Workers beyond n leave at
+  /// their next job boundary (no job is interrupted or lost); new ones
+  /// start at once. Any thread, also one of the pool's own.
+  void resize(std::size_t n) { core_->resize(n, n); }
+  /// New bounds for dynamic scaling; the size moves into them at once, and
+  /// the pool stops following available_cpus(). Throws std::invalid_argument
+  /// unless 1 <= min <= max <= max_workers at construction +
+  /// max_spare_threads, and fjord::shutdown_error once the pool is closing.
+  void resize(std::size_t min, std::size_t max) { core_->resize(min, max); }
 
   /// Runs f() on some worker; its exception goes to the pool's
   /// unhandled_exception_handler.

@@ -44,6 +44,34 @@ struct pool_options {
   /// kept for reuse. 0 turns compensation off.
   std::size_t max_spare_threads = 256;
 
+  /// Dynamic scaling (docs/scheduler.md, "Scaling"): the pool runs between
+  /// min_workers and max_workers workers. It grows by one worker a
+  /// millisecond while work waits and no worker is free to take it, and a
+  /// worker beyond min_workers that finds no work for idle_timeout leaves
+  /// (its thread is kept, parked, for the next growth). `workers` is how many
+  /// run at the start; unset, it is available_cpus() clamped to the bounds.
+  /// An unset bound is the starting count: {.min_workers = 1} shrinks to one
+  /// worker when idle and grows back. With all three unset (and no cpus),
+  /// the pool follows available_cpus(), so a change of the cgroup CPU quota
+  /// is noticed within a second of work. pool::resize() changes the bounds
+  /// at run time.
+  std::optional<std::size_t> min_workers;
+  /// The upper bound of dynamic scaling; see min_workers.
+  std::optional<std::size_t> max_workers;
+  /// How long a worker beyond min_workers stays idle before it leaves the
+  /// pool (at least 1 ms, at most a day).
+  std::chrono::milliseconds idle_timeout{10'000};
+
+  /// A worker that has been inside one job for this long, using less than
+  /// half a CPU meanwhile (blocked in a sleep, a system call or a lock it
+  /// did not announce with fjord::block_in_place), while other work waits,
+  /// gets a stand-in as block_in_place would have given it (Go's sysmon
+  /// hands such a thread's place on the same way). A job that computes is
+  /// never replaced: a second thread would only share its CPU. Zero (the
+  /// default) turns it off; else at least 100 us, at most a day. Stand-ins
+  /// count against max_spare_threads.
+  std::chrono::microseconds replace_blocked_after{0};
+
   /// CPUs (Linux numbers) the pool's threads run on. Unset: wherever the
   /// process may run. Every CPU must be in the process's affinity mask, and
   /// an empty or repeating list is an error. With cpus set and `workers`

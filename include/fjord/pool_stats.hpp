@@ -93,6 +93,15 @@ struct pool_stats {
   /// snapshot was taken. With the workers' queue_depth it is all the work
   /// the pool holds and has not begun.
   std::uint64_t injection_depth = 0;
+  /// Threads in the running set when the snapshot was taken: working,
+  /// searching or parked idle, neither blocked (block_in_place, or presumed
+  /// blocked by pool_options::replace_blocked_after) nor retired. It tends
+  /// to the pool's size() (docs/scheduler.md, "Scaling").
+  std::size_t running_threads = 0;
+  /// Threads out of the running set and parked for reuse: spares whose
+  /// blocked worker came back, and workers that left after idle_timeout or
+  /// a resize() down.
+  std::size_t retired_threads = 0;
 
   /// The sum over every worker.
   worker_stats total() const noexcept {

@@ -44,13 +44,26 @@ class reactor;
 class pool_core {
  public:
   explicit pool_core(const pool_options& options);
+  // The worker counts options ask for (checked in pool.cpp).
+  struct worker_counts {
+    std::size_t start = 0, min = 0, max = 0;
+    bool follow_cpus = false;  // nothing was said: track available_cpus()
+  };
+  pool_core(const pool_options& options, const worker_counts& counts);
   // Runs every job already submitted, then joins the workers.
   ~pool_core();
   pool_core(const pool_core&) = delete;
   pool_core& operator=(const pool_core&) = delete;
 
-  // The number of workers the pool keeps running (pool_options::workers).
-  std::size_t size() const noexcept { return size_; }
+  // The number of workers the pool keeps running now: pool_options::workers
+  // at the start, then within [min_workers(), max_workers()] as the pool
+  // scales (docs/scheduler.md, "Scaling").
+  std::size_t size() const noexcept { return size_.load(std::memory_order_relaxed); }
+  std::size_t min_workers() const noexcept;
+  std::size_t max_workers() const noexcept;
+  // New bounds (pool::resize); the size moves into them at once. Throws
+  // std::invalid_argument for bounds the pool cannot have.
+  void resize(std::size_t min, std::size_t max);
   // Threads made so far: size() plus the spares that stood in for blocked
   // workers (retired spares are kept for reuse).
   std::size_t thread_count() const noexcept {
@@ -378,6 +391,47 @@ class pool_core {
   bool retire(worker& w) noexcept;
   // Under the idle mutex: the surplus flag from the running count.
   void update_surplus_locked() noexcept;
+  // Under the idle mutex: w leaves the running set for a blocking section
+  // (or the monitor presumes it blocked); true when a phantom sleeper now
+  // stands for it (the caller then fences and looks for work, as
+  // begin_blocking says). rejoin_running_locked() is the way back.
+  bool leave_running_locked() noexcept;
+  void rejoin_running_locked() noexcept;
+  FJORD_COLD void end_presumed_block(worker& w) noexcept;
+  void clear_presumed_block_locked(worker& w) noexcept;
+  // Under the idle mutex: one more thread in the running set, a retired one
+  // (woken) or a new one to start (start), counted as a searcher; false
+  // when every slot is taken.
+  bool add_running_thread_locked(worker*& woken, bool& start) noexcept;
+  // After add_running_thread_locked() said start: starts it, or undoes the
+  // count (also the size when `grown`) if the system refuses a thread.
+  void start_added_thread(bool grown) noexcept;
+  // After size_ was raised by n: n more threads join the running set (a
+  // slot the system refuses lowers size_ again).
+  void add_workers(std::size_t n) noexcept;
+  // sleep()'s way out after idle_timeout with nothing to do: w leaves the
+  // running set when the pool is above min_workers (under the idle mutex,
+  // w still in the idle list); true when it did.
+  bool retire_idle_locked(worker& w) noexcept;
+  // A retired thread waits here to be activated; false when the pool ended.
+  bool park_retired(worker& w) noexcept;
+  // The scaling monitor's thread and one look at the pool (pool_scaling.cpp).
+  void start_monitor();
+  void stop_monitor() noexcept;
+  void monitor_main() noexcept;
+  void monitor_tick() noexcept;
+  // Under the idle mutex: how often the monitor looks (0: nothing to watch).
+  std::chrono::nanoseconds monitor_interval_locked() const noexcept;
+  // The monitor's looks: workers inside one job for replace_blocked_after
+  // using under half a CPU while work waits lose their place to a stand-in;
+  // work that waits twice in a row with nobody free adds a worker.
+  void replace_blocked_workers(std::chrono::steady_clock::time_point now) noexcept;
+  void grow_if_starved() noexcept;
+  // New bounds; the size moves into them (resize(), or the monitor following
+  // available_cpus()).
+  void set_bounds(std::size_t min, std::size_t max, bool follow_cpus) noexcept;
+  // Under the idle mutex: the monitor waits for a worker to wake.
+  void wake_monitor_locked() noexcept;
   // Under the idle mutex, once the destructor began: true (and exit_ set) when
   // nothing can create work any more.
   bool try_end_locked() noexcept;
@@ -399,12 +453,17 @@ class pool_core {
   void run(worker& w, job* j) noexcept {
     if (w.counters.jobs_run.bump_and_read() % job_duration_sample_interval == 0) [[unlikely]] {
       run_timed(w, j);
-      return;
+    } else {
+      trace_point(trace_kind::job_begin, 0, trace_address(j));
+      run_job(j);
+      // j may be gone: only its address is recorded.
+      trace_point(trace_kind::job_end, 0, trace_address(j));
     }
-    trace_point(trace_kind::job_begin, 0, trace_address(j));
-    run_job(j);
-    // j may be gone: only its address is recorded.
-    trace_point(trace_kind::job_end, 0, trace_address(j));
+    // The monitor took w for blocked inside that job and gave its place to
+    // a stand-in: take it back (docs/scheduler.md, "Scaling").
+    if (w.presumed_blocked.load(std::memory_order_relaxed)) [[unlikely]] {
+      end_presumed_block(w);
+    }
   }
   // FJORD_STATS=1: the summary line on stderr once the pool has ended.
   void print_stats_if_asked() const noexcept;
@@ -482,8 +541,11 @@ class pool_core {
   // threads going idle (docs/scheduler.md, "Waiting for idle").
   std::atomic<std::uint32_t> idle_waiters_{0};
 
-  const std::size_t size_;
-  const std::size_t max_threads_;  // size_ + max_spare_threads
+  // Workers to keep running (pool_options::workers, then as scaling or
+  // resize() sets it). Written under the idle mutex, read anywhere.
+  std::atomic<std::size_t> size_;
+  const std::size_t max_threads_;        // max_workers at the start + max_spare_threads
+  const std::size_t placement_workers_;  // threads below this index are workers for pin_each_worker
   const std::size_t stack_size_;
   const std::size_t deque_capacity_;
   const std::string name_;

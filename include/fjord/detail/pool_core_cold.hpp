@@ -5,6 +5,8 @@
 
 #include <pthread.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <exception>
 #include <functional>
@@ -20,12 +22,17 @@
 namespace fjord::detail {
 
 struct pool_core::cold_state {
-  explicit cold_state(const pool_options& options)
+  cold_state(const pool_options& options, const worker_counts& counts)
       : unhandled_handler(options.unhandled_exception_handler),
         cpus(options.cpus.value_or(std::vector<unsigned>{})),
         pin_each_worker(options.pin_each_worker),
         on_thread_start(options.on_thread_start),
-        on_thread_stop(options.on_thread_stop) {}
+        on_thread_stop(options.on_thread_stop),
+        min_workers(counts.min),
+        max_workers(counts.max),
+        follow_cpus(counts.follow_cpus),
+        idle_timeout(options.idle_timeout),
+        replace_blocked_after(options.replace_blocked_after) {}
 
   // What workers_ and shards_ point to.
   std::vector<std::unique_ptr<worker>> worker_storage;
@@ -47,6 +54,32 @@ struct pool_core::cold_state {
   std::size_t running = 0;         // threads neither blocked nor retired
   std::size_t deficit = 0;         // phantom sleepers in the census (begin_blocking)
   std::size_t reserved = 0;        // threads made or being made
+  // Scaling (docs/scheduler.md, "Scaling"), guarded by idle_mutex too.
+  std::size_t min_workers;
+  std::size_t max_workers;
+  bool follow_cpus;  // resize to available_cpus() when it changes
+  const std::chrono::nanoseconds idle_timeout;
+  const std::chrono::nanoseconds replace_blocked_after;  // 0: off
+
+  // The monitor thread (pool_scaling.cpp): parked on monitor_wake while
+  // every thread is idle or there is nothing to watch.
+  pthread_t monitor_thread{};
+  bool monitor_started = false;  // guarded by shut_down_mutex and idle_mutex
+  bool monitor_parked = false;   // guarded by idle_mutex
+  bool monitor_stop = false;     // guarded by idle_mutex
+  std::condition_variable monitor_wake;
+  // The monitor's own: what it saw of each thread at its last look.
+  struct thread_sample {
+    clockid_t cpu_clock{};
+    bool has_clock = false;
+    std::uint64_t progress = 0;  // jobs begun + wake-ups
+    bool cpu_known = false;      // since and cpu_at_since hold a window
+    std::chrono::steady_clock::time_point since;
+    std::chrono::nanoseconds cpu_at_since{0};
+  };
+  std::vector<thread_sample> samples;
+  bool starved_last_look = false;
+  std::chrono::steady_clock::time_point last_cpu_check;
 
   std::mutex threads_mutex;  // serialises starting threads; guards threads
   std::vector<pthread_t> threads;

@@ -138,6 +138,11 @@ struct alignas(false_sharing_range) worker {
   bool idle_in_main_loop = false;
   bool woken_as_searcher = false;
   bool retired = false;  // a surplus thread out of the running set
+  bool blocked = false;  // in a blocking section, out of the running set
+  // The monitor took this worker for blocked inside a job and let a
+  // stand-in take its place; written under the idle mutex, read by the
+  // worker after each job (docs/scheduler.md, "Scaling").
+  std::atomic<bool> presumed_blocked{false};
 };
 
 // The worker running on this thread, or nullptr. initial-exec: one

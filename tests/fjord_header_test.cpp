@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <vector>
 
@@ -27,6 +28,18 @@ TEST(fjord_header, one_include_gives_the_whole_api) {
   }());
   EXPECT_EQ(a + b + r, 10);
   EXPECT_EQ(fjord::block_in_place([] { return 5; }), 5);
+}
+
+TEST(fjord_header, the_tour_scaling_pool_is_as_it_says) {
+  fjord::pool elastic(fjord::pool_options{.min_workers = 1,
+                                          .max_workers = 8,
+                                          .idle_timeout = std::chrono::seconds(5),
+                                          .replace_blocked_after = std::chrono::milliseconds(2)});
+  EXPECT_EQ(elastic.min_workers(), 1u);
+  EXPECT_EQ(elastic.max_workers(), 8u);
+  elastic.resize(4);
+  EXPECT_EQ(elastic.size(), 4u);
+  EXPECT_EQ(elastic.max_workers(), 4u);
 }
 
 TEST(fjord_header, the_allocator_comes_with_it) {

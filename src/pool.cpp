@@ -1,6 +1,7 @@
 // Construction, submission from outside, shutdown and statistics.
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -317,6 +318,7 @@ void pool_core::thread_main(void* w) noexcept {
   // is refused, close() only refuses new work, a post goes to its own
   // deque). The stop hook runs once the pool has ended, as a thread of no
   // pool: a post from it throws shutdown_error (nobody would run it).
+  self.tid.store(static_cast<int>(::gettid()), std::memory_order_relaxed);
   set_current_worker(&self);
   pool.run_thread_hook(/*start=*/true, self.index);
   // Apart from the set-up above: the hot loop stays small enough to inline
@@ -364,9 +366,6 @@ bool pool_core::shut_down(bool abandon_waiting) noexcept {
   if (cold_->joined) {
     return true;
   }
-  // Scaling ends with the pool's life: the drain needs no growth, and a
-  // blocked worker's stand-in, if any, is already running.
-  stop_monitor();
   stopping_.store(true, std::memory_order_seq_cst);
   // Submitters that passed their stopping_ check before we set it finish
   // their push; later ones see stopping_ and throw. For lanes the heavy
@@ -411,6 +410,9 @@ bool pool_core::shut_down(bool abandon_waiting) noexcept {
     }
     pthread_join(t, nullptr);
   }
+  // The monitor watched to the end: a drain may need a stand-in for a
+  // worker blocked without saying so, or growth. Every thread has ended.
+  stop_monitor();
   // A waker that handed us a coroutine may still be in resume_waiting().
   while (wakers_.load(std::memory_order_acquire) != 0) {
     std::this_thread::yield();
@@ -539,7 +541,8 @@ bool pool_core::add_running_thread_locked(worker*& woken, bool& start) noexcept 
 
 bool pool_core::activate_stand_in_locked(worker*& woken, bool& start) noexcept {
   // Phantoms never outnumber stand-ins, so a thread is always to be had.
-  if (cold_->deficit == 0 || !add_running_thread_locked(woken, start)) {
+  if (cold_->deficit == 0 || exit_.load(std::memory_order_relaxed) ||
+      !add_running_thread_locked(woken, start)) {
     return false;
   }
   --cold_->deficit;
@@ -564,7 +567,7 @@ void pool_core::start_added_thread(bool grown) noexcept {
     --cold_->reserved;
     --cold_->running;
     if (grown) {
-      size_.store(size() - 1, std::memory_order_relaxed);
+      shrink_after_refusal_locked(1);
     }
     update_surplus_locked();
     census_.remove_searcher();
@@ -587,8 +590,7 @@ void pool_core::add_workers(std::size_t n) noexcept {
       std::lock_guard lock(cold_->idle_mutex);
       if (exit_.load(std::memory_order_relaxed) || !add_running_thread_locked(woken, start)) {
         // Every slot is taken (by spares standing in for blocked workers).
-        size_.store(size() - n, std::memory_order_relaxed);
-        update_surplus_locked();
+        shrink_after_refusal_locked(n);
         return;
       }
       // It looks for work at once, as a woken sleeper does.
@@ -906,7 +908,7 @@ pool_stats pool_core::stats() const {
     s.workers.back().queue_depth = workers_[i]->deque.size_hint();
   }
   s.suppressed_exceptions = suppressed_.load(std::memory_order_relaxed);
-  {
+  if (fork_generation_ == fork_generation()) {  // a fork child may not take the lock
     std::lock_guard lock(cold_->idle_mutex);
     s.running_threads = cold_->running;
     s.retired_threads = cold_->retired.size();

@@ -3,17 +3,21 @@
 // that watches for the last two. The protocol is argued in
 // docs/scheduler.md, "Scaling"; it reuses the compensation of "Blocking".
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
-#include <ctime>
+#include <cstdio>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <system_error>
 
+#include "fjord/detail/fork_generation.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/pool_core_cold.hpp"
 #include "fjord/pool_options.hpp"
@@ -27,26 +31,16 @@ using std::chrono::steady_clock;
 constexpr std::chrono::nanoseconds growth_interval = std::chrono::milliseconds(1);
 constexpr std::chrono::nanoseconds min_interval = std::chrono::microseconds(100);
 constexpr std::chrono::nanoseconds cpu_check_interval = std::chrono::seconds(1);
-
-bool thread_cpu_time(clockid_t clock, std::chrono::nanoseconds& out) noexcept {
-  timespec t{};
-  if (::clock_gettime(clock, &t) != 0) {
-    return false;
-  }
-  out = std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
-  return true;
-}
+constexpr std::chrono::nanoseconds max_quiet_interval = std::chrono::milliseconds(50);
 
 }  // namespace
 
 std::size_t pool_core::min_workers() const noexcept {
-  std::lock_guard lock(cold_->idle_mutex);
-  return cold_->min_workers;
+  return cold_->min_workers.load(std::memory_order_relaxed);
 }
 
 std::size_t pool_core::max_workers() const noexcept {
-  std::lock_guard lock(cold_->idle_mutex);
-  return cold_->max_workers;
+  return cold_->max_workers.load(std::memory_order_relaxed);
 }
 
 void pool_core::resize(std::size_t min, std::size_t max) {
@@ -57,22 +51,29 @@ void pool_core::resize(std::size_t min, std::size_t max) {
         " (the pool's thread slots: max_workers at construction + max_spare_threads), got min " +
         std::to_string(min) + ", max " + std::to_string(max));
   }
+  if (fork_generation_ != fork_generation()) {
+    throw_forked();
+  }
   if (is_shut_down()) {
     throw_shutdown();
   }
-  set_bounds(min, max, /*follow_cpus=*/false);
   if (min < max) {
-    start_monitor();  // a fixed pool that now scales
+    start_monitor();  // a fixed pool that now scales; first, so a throw changes nothing
   }
+  set_bounds(min, max, /*follow_cpus=*/false, /*from_monitor=*/false);
 }
 
-void pool_core::set_bounds(std::size_t min, std::size_t max, bool follow_cpus) noexcept {
+void pool_core::set_bounds(std::size_t min, std::size_t max, bool follow_cpus,
+                           bool from_monitor) noexcept {
   std::size_t added = 0;
-  bool shrunk = false;
+  bool wake = false;
   {
     std::lock_guard lock(cold_->idle_mutex);
-    cold_->min_workers = min;
-    cold_->max_workers = max;
+    if (from_monitor && !cold_->follow_cpus) {
+      return;  // a resize() came first: it ended the following
+    }
+    cold_->min_workers.store(min, std::memory_order_relaxed);
+    cold_->max_workers.store(max, std::memory_order_relaxed);
     cold_->follow_cpus = follow_cpus;
     const std::size_t now = size();
     const std::size_t next = std::clamp(now, min, max);
@@ -86,21 +87,39 @@ void pool_core::set_bounds(std::size_t min, std::size_t max, bool follow_cpus) n
         census_.remove_sleeper();
       }
       update_surplus_locked();
-      shrunk = true;
     }
-    wake_monitor_locked();  // its interval may have changed
+    // Parked workers look again: beyond a smaller size they retire at the
+    // top of their loop, and above a lower minimum they park again with
+    // the idle timeout.
+    wake = next < now || next > min;
+    // The monitor's interval may have changed.
+    cold_->monitor_parked = false;
+    cold_->monitor_wake.notify_one();
   }
   add_workers(added);
-  if (shrunk) {
-    // Idle workers see the surplus at the top of their loop and retire;
-    // busy ones retire at their next job boundary.
+  if (wake) {
     wake_all();
   }
 }
 
-bool pool_core::retire_idle_locked(worker& w) noexcept {
-  if (size() <= cold_->min_workers || cold_->running <= cold_->min_workers ||
+void pool_core::shrink_after_refusal_locked(std::size_t n) noexcept {
+  const std::size_t floor = std::max<std::size_t>(1, min_workers());
+  const std::size_t now = size();
+  size_.store(now > floor + n ? now - n : floor, std::memory_order_relaxed);
+  update_surplus_locked();
+}
+
+bool pool_core::leave_after_idle_timeout(worker& w) noexcept {
+  // Out of the census now, so a pusher from here on wakes someone else or
+  // nobody: look once more for work one may have left us (as a searcher
+  // leaving does, docs/scheduler.md "Leaving the search"); the heavy fence
+  // pairs with the pushers' light fences.
+  heavy_fence();
+  const bool work = any_work_visible();
+  std::lock_guard lock(cold_->idle_mutex);
+  if (work || size() <= min_workers() || cold_->running <= min_workers() ||
       drained_.load(std::memory_order_relaxed)) {
+    wake_monitor_locked();  // awake after all
     return false;
   }
   size_.store(size() - 1, std::memory_order_relaxed);
@@ -108,8 +127,11 @@ bool pool_core::retire_idle_locked(worker& w) noexcept {
   w.retired = true;
   cold_->retired.push_back(&w);
   update_surplus_locked();
-  // From idle in the main loop to retired: quiescence and the end rule
-  // count both, so neither changes.
+  // From awake in the main loop to retired: a wait_idle() caller may be
+  // waiting for this thread's idleness.
+  if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
+    announce_if_quiescent_locked();
+  }
   return true;
 }
 
@@ -121,8 +143,8 @@ void pool_core::wake_monitor_locked() noexcept {
 }
 
 void pool_core::start_monitor() {
-  std::lock_guard once(cold_->shut_down_mutex);
-  if (cold_->monitor_started || cold_->joined) {
+  std::lock_guard once(cold_->monitor_mutex);
+  if (cold_->monitor_started || cold_->monitor_closed) {
     return;
   }
   pthread_attr_t attr;
@@ -144,36 +166,46 @@ void pool_core::start_monitor() {
   std::string name = name_ + "-mon";
   name.resize(std::min<std::size_t>(name.size(), 15));
   pthread_setname_np(cold_->monitor_thread, name.c_str());
-  std::lock_guard lock(cold_->idle_mutex);
   cold_->monitor_started = true;
 }
 
 void pool_core::stop_monitor() noexcept {
-  // Under shut_down_mutex (shut_down()), like start_monitor().
+  std::lock_guard once(cold_->monitor_mutex);
+  cold_->monitor_closed = true;  // a resize() racing close() starts none
+  if (!cold_->monitor_started) {
+    return;
+  }
   {
     std::lock_guard lock(cold_->idle_mutex);
-    if (!cold_->monitor_started) {
-      return;
-    }
     cold_->monitor_stop = true;
     cold_->monitor_wake.notify_one();
   }
   pthread_join(cold_->monitor_thread, nullptr);
-  std::lock_guard lock(cold_->idle_mutex);
   cold_->monitor_started = false;
+  for (auto& s : cold_->samples) {
+    if (s.schedstat_fd >= 0) {
+      ::close(s.schedstat_fd);
+      s.schedstat_fd = -1;
+    }
+  }
 }
 
 std::chrono::nanoseconds pool_core::monitor_interval_locked() const noexcept {
+  std::chrono::nanoseconds base = std::chrono::nanoseconds::zero();
   if (cold_->replace_blocked_after.count() != 0) {
-    return std::clamp(cold_->replace_blocked_after / 2, min_interval, growth_interval);
-  }
-  if (cold_->min_workers < cold_->max_workers) {
-    return growth_interval;
-  }
-  if (cold_->follow_cpus) {
+    base = std::clamp(cold_->replace_blocked_after / 2, min_interval, growth_interval);
+  } else if (min_workers() < max_workers()) {
+    base = growth_interval;
+  } else if (cold_->follow_cpus) {
     return cpu_check_interval;
+  } else {
+    return base;  // nothing to watch
   }
-  return std::chrono::nanoseconds::zero();  // nothing to watch
+  // While no work waits, neither a blocked worker nor starvation can cost
+  // anything: look less often, down to every max_quiet_interval (Go's
+  // sysmon backs off the same way).
+  const unsigned doublings = std::min(cold_->quiet_looks, 16u);
+  return std::min(base * (1u << doublings), std::max(base, max_quiet_interval));
 }
 
 void pool_core::monitor_main() noexcept {
@@ -188,11 +220,13 @@ void pool_core::monitor_main() noexcept {
     if (idle || interval.count() == 0) {
       cold_->monitor_parked = true;
       cold_->starved_last_look = false;
+      cold_->quiet_looks = 0;
       cold_->monitor_wake.wait(lock,
                                [this] { return !cold_->monitor_parked || cold_->monitor_stop; });
       continue;
     }
-    if (cold_->monitor_wake.wait_for(lock, interval, [this] { return cold_->monitor_stop; })) {
+    cold_->monitor_wake.wait_for(lock, interval);
+    if (cold_->monitor_stop) {
       break;
     }
     lock.unlock();
@@ -213,33 +247,67 @@ void pool_core::monitor_tick() noexcept {
   }
   if (follow) {
     // The affinity mask or the cgroup quota may have changed: the pool
-    // follows, as it was made to (no bound was given).
+    // follows, as it was made to (no bound was given), unless a resize()
+    // meanwhile ended the following.
     const std::size_t cpus = std::min(available_cpus(), max_threads_);
     if (cpus != size()) {
-      set_bounds(cpus, cpus, /*follow_cpus=*/true);
+      set_bounds(cpus, cpus, /*follow_cpus=*/true, /*from_monitor=*/true);
     }
   }
-  replace_blocked_workers(now);
+  // A paused pool's workers hold jobs and use no CPU by request: neither
+  // blocked nor starved (docs/scheduler.md, "Pause").
+  if (is_paused()) {
+    return;
+  }
+  const bool work_waits = any_work_visible();
+  {
+    std::lock_guard lock(cold_->idle_mutex);
+    cold_->quiet_looks = work_waits ? 0 : cold_->quiet_looks + 1;
+  }
+  replace_blocked_workers(now, work_waits);
   grow_if_starved();
 }
 
-void pool_core::replace_blocked_workers(steady_clock::time_point now) noexcept {
+namespace {
+
+// What the thread wanted of a CPU so far: its CPU time plus its time
+// runnable on a run queue (/proc/self/task/<tid>/schedstat: "run wait
+// slices", in ns). A thread descheduled on a loaded machine still wants a
+// CPU; a thread asleep in the kernel does not.
+bool wanted_cpu(int fd, std::chrono::nanoseconds& out) noexcept {
+  std::array<char, 96> text{};
+  const ssize_t n = ::pread(fd, text.data(), text.size() - 1, 0);
+  if (n <= 0) {
+    return false;
+  }
+  unsigned long long run = 0;
+  unsigned long long wait = 0;
+  if (std::sscanf(text.data(), "%llu %llu", &run, &wait) != 2) {
+    return false;
+  }
+  out = std::chrono::nanoseconds(run + wait);
+  return true;
+}
+
+int open_schedstat(int tid) noexcept {
+  std::array<char, 64> path{};
+  std::snprintf(path.data(), path.size(), "/proc/self/task/%d/schedstat", tid);
+  return ::open(path.data(), O_RDONLY | O_CLOEXEC);
+}
+
+}  // namespace
+
+void pool_core::replace_blocked_workers(steady_clock::time_point now, bool work_waits) noexcept {
   if (cold_->replace_blocked_after.count() == 0) {
     return;
   }
-  {
-    // The CPU clocks of threads made since the last look (threads[i] is
-    // worker i's thread; made threads never go before the pool ends).
-    std::lock_guard lock(cold_->threads_mutex);
-    for (std::size_t i = cold_->samples.size(); i < cold_->threads.size(); ++i) {
-      auto& s = cold_->samples.emplace_back();
-      s.has_clock = pthread_getcpuclockid(cold_->threads[i], &s.cpu_clock) == 0;
-    }
+  // One sample per thread made so far (index i: worker i).
+  for (std::size_t i = cold_->samples.size(); i < thread_count(); ++i) {
+    cold_->samples.emplace_back();
   }
   std::size_t phantoms = 0;
   {
     std::lock_guard lock(cold_->idle_mutex);
-    const bool work_waits = any_work_visible();
     for (std::size_t i = 0; i < cold_->samples.size(); ++i) {
       worker& w = *workers_[i];
       auto& s = cold_->samples[i];
@@ -250,29 +318,36 @@ void pool_core::replace_blocked_workers(steady_clock::time_point now) noexcept {
       if (progress != s.progress || w.idle_position != ~std::size_t{0} || w.retired || w.blocked ||
           w.presumed_blocked.load(std::memory_order_relaxed)) {
         s.progress = progress;
-        s.cpu_known = false;
+        s.window_open = false;
         continue;
       }
-      // Inside one job since the last look: its CPU time says whether it
-      // computes or waits (one system call, only for such threads).
-      std::chrono::nanoseconds cpu{0};
-      if (!s.has_clock || !thread_cpu_time(s.cpu_clock, cpu)) {
+      // Inside one job since the last look: what it wanted of a CPU says
+      // whether it computes (or waits for one) or sleeps in the kernel. One
+      // read of a file kept open, only for such threads.
+      if (s.schedstat_fd < 0) {
+        const int tid = w.tid.load(std::memory_order_relaxed);
+        if (tid == 0 || (s.schedstat_fd = open_schedstat(tid)) < 0) {
+          continue;  // not started yet, or no scheduler statistics: never presumed
+        }
+      }
+      std::chrono::nanoseconds wanted{0};
+      if (!wanted_cpu(s.schedstat_fd, wanted)) {
         continue;
       }
-      if (!s.cpu_known) {
-        s.cpu_known = true;
+      if (!s.window_open) {
+        s.window_open = true;
         s.since = now;
-        s.cpu_at_since = cpu;
+        s.wanted_at_since = wanted;
         continue;
       }
       const auto stuck = now - s.since;
-      // Less than half a CPU used in the window: blocked, not computing
+      // Wanted under half a CPU over the window: blocked, not computing
       // (a computing job gains nothing from a second thread on its CPU).
       if (work_waits && stuck >= cold_->replace_blocked_after &&
-          2 * (cpu - s.cpu_at_since) < stuck) {
+          2 * (wanted - s.wanted_at_since) < stuck) {
         w.presumed_blocked.store(true, std::memory_order_relaxed);
         phantoms += leave_running_locked() ? 1 : 0;
-        s.cpu_known = false;
+        s.window_open = false;
       }
     }
   }
@@ -291,14 +366,15 @@ void pool_core::grow_if_starved() noexcept {
   {
     std::lock_guard lock(cold_->idle_mutex);
     // Work waits and nobody is free for it: no parked worker, nobody
-    // searching, no phantom about to bring a stand-in. Twice in a row (a
-    // growth_interval apart), so a worker about to take it is not raced.
-    const bool starved = size() < cold_->max_workers && cold_->idle.empty() &&
-                         cold_->deficit == 0 &&
+    // searching (a worker just added searches until it takes work), no
+    // phantom about to bring a stand-in. Two looks in a row (a
+    // growth_interval apart) before the first growth, so a worker about to
+    // take the work is not raced; then one worker a look while it lasts.
+    const bool starved = size() < max_workers() && cold_->idle.empty() && cold_->deficit == 0 &&
                          census_.load(std::memory_order_seq_cst).searchers() == 0 &&
                          !exit_.load(std::memory_order_relaxed) && any_work_visible();
     grow = starved && cold_->starved_last_look;
-    cold_->starved_last_look = starved && !grow;
+    cold_->starved_last_look = starved;
     if (grow) {
       size_.store(size() + 1, std::memory_order_relaxed);
     }

@@ -120,7 +120,7 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
   {
     std::lock_guard lock(cold_->idle_mutex);
     clear_presumed_block_locked(w);
-    may_retire = until == nullptr && size() > cold_->min_workers;
+    may_retire = until == nullptr && size() > cold_->min_workers.load(std::memory_order_relaxed);
     w.idle_position = cold_->idle.size();
     cold_->idle.push_back(&w);
     w.idle_in_main_loop = (until == nullptr);
@@ -186,7 +186,7 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
     w.counters.wakeups.bump();
   }
   bool as_searcher = false;
-  bool retired = false;
+  bool leaving = false;
   {
     std::lock_guard lock(cold_->idle_mutex);
     if (w.idle_position != ~std::size_t{0}) {
@@ -199,15 +199,14 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
         --cold_->idle_main_loop;
       }
       census_.remove_sleeper(std::memory_order_relaxed);
-      // Nobody woke us for idle_timeout: leave, if the pool may shrink.
-      retired = timed_out && retire_idle_locked(w);
+      leaving = timed_out;
     }
     as_searcher = std::exchange(w.woken_as_searcher, false);
-    if (!retired) {
+    if (!leaving) {
       wake_monitor_locked();  // a worker is up: the pool may need watching
     }
   }
-  if (retired) {
+  if (leaving && leave_after_idle_timeout(w)) {
     return park_retired(w);
   }
   if (as_searcher) {

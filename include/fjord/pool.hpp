@@ -72,12 +72,15 @@ class pool {
 
   /// Runs n workers from now on: resize(n, n). Workers beyond n leave at
   /// their next job boundary (no job is interrupted or lost); new ones
-  /// start at once. Any thread, also one of the pool's own.
+  /// start at once (a thread the system refuses, or a slot spares hold,
+  /// leaves size() lower). Any thread, also one of the pool's own.
   void resize(std::size_t n) { core_->resize(n, n); }
   /// New bounds for dynamic scaling; the size moves into them at once, and
   /// the pool stops following available_cpus(). Throws std::invalid_argument
   /// unless 1 <= min <= max <= max_workers at construction +
-  /// max_spare_threads, and fjord::shutdown_error once the pool is closing.
+  /// max_spare_threads; fjord::shutdown_error once the pool is closing;
+  /// std::logic_error in a fork() child; std::system_error (the pool
+  /// unchanged) if the monitor thread scaling needs cannot be started.
   void resize(std::size_t min, std::size_t max) { core_->resize(min, max); }
 
   /// Runs f() on some worker; its exception goes to the pool's

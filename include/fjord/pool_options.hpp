@@ -62,14 +62,16 @@ struct pool_options {
   /// pool (at least 1 ms, at most a day).
   std::chrono::milliseconds idle_timeout{10'000};
 
-  /// A worker that has been inside one job for this long, using less than
-  /// half a CPU meanwhile (blocked in a sleep, a system call or a lock it
-  /// did not announce with fjord::block_in_place), while other work waits,
-  /// gets a stand-in as block_in_place would have given it (Go's sysmon
-  /// hands such a thread's place on the same way). A job that computes is
-  /// never replaced: a second thread would only share its CPU. Zero (the
-  /// default) turns it off; else at least 100 us, at most a day. Stand-ins
-  /// count against max_spare_threads.
+  /// A worker that has been inside one job for this long, wanting less
+  /// than half a CPU meanwhile (blocked in a sleep, a system call or a lock
+  /// it did not announce with fjord::block_in_place), while other work
+  /// waits, gets a stand-in as block_in_place would have given it (Go's
+  /// sysmon hands such a thread's place on the same way). A job that
+  /// computes, or waits for a CPU on a loaded machine, is never replaced: a
+  /// second thread would only share its CPU. Zero (the default) turns it
+  /// off; else at least 100 us, at most a day. Stand-ins count against
+  /// max_spare_threads. Needs the kernel's per-thread scheduler statistics
+  /// (/proc/self/task/<tid>/schedstat); without them it does nothing.
   std::chrono::microseconds replace_blocked_after{0};
 
   /// CPUs (Linux numbers) the pool's threads run on. Unset: wherever the

@@ -409,10 +409,13 @@ class pool_core {
   // After size_ was raised by n: n more threads join the running set (a
   // slot the system refuses lowers size_ again).
   void add_workers(std::size_t n) noexcept;
-  // sleep()'s way out after idle_timeout with nothing to do: w leaves the
-  // running set when the pool is above min_workers (under the idle mutex,
-  // w still in the idle list); true when it did.
-  bool retire_idle_locked(worker& w) noexcept;
+  // Under the idle mutex: n places size_ promised could not be had; size_
+  // drops by n, never below min_workers (nor 1).
+  void shrink_after_refusal_locked(std::size_t n) noexcept;
+  // sleep()'s way out after idle_timeout with nothing to do (w is out of
+  // the idle list and the census already): w leaves the running set when
+  // the pool is above min_workers and no work is visible; true when it did.
+  bool leave_after_idle_timeout(worker& w) noexcept;
   // A retired thread waits here to be activated; false when the pool ended.
   bool park_retired(worker& w) noexcept;
   // The scaling monitor's thread and one look at the pool (pool_scaling.cpp).
@@ -425,11 +428,11 @@ class pool_core {
   // The monitor's looks: workers inside one job for replace_blocked_after
   // using under half a CPU while work waits lose their place to a stand-in;
   // work that waits twice in a row with nobody free adds a worker.
-  void replace_blocked_workers(std::chrono::steady_clock::time_point now) noexcept;
+  void replace_blocked_workers(std::chrono::steady_clock::time_point now, bool work_waits) noexcept;
   void grow_if_starved() noexcept;
   // New bounds; the size moves into them (resize(), or the monitor following
-  // available_cpus()).
-  void set_bounds(std::size_t min, std::size_t max, bool follow_cpus) noexcept;
+  // available_cpus(): from_monitor applies only while the pool follows).
+  void set_bounds(std::size_t min, std::size_t max, bool follow_cpus, bool from_monitor) noexcept;
   // Under the idle mutex: the monitor waits for a worker to wake.
   void wake_monitor_locked() noexcept;
   // Under the idle mutex, once the destructor began: true (and exit_ set) when

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -54,31 +55,36 @@ struct pool_core::cold_state {
   std::size_t running = 0;         // threads neither blocked nor retired
   std::size_t deficit = 0;         // phantom sleepers in the census (begin_blocking)
   std::size_t reserved = 0;        // threads made or being made
-  // Scaling (docs/scheduler.md, "Scaling"), guarded by idle_mutex too.
-  std::size_t min_workers;
-  std::size_t max_workers;
+  // Scaling (docs/scheduler.md, "Scaling"): written under idle_mutex, the
+  // bounds read anywhere (relaxed).
+  std::atomic<std::size_t> min_workers;
+  std::atomic<std::size_t> max_workers;
   bool follow_cpus;  // resize to available_cpus() when it changes
   const std::chrono::nanoseconds idle_timeout;
   const std::chrono::nanoseconds replace_blocked_after;  // 0: off
 
   // The monitor thread (pool_scaling.cpp): parked on monitor_wake while
   // every thread is idle or there is nothing to watch.
+  std::mutex monitor_mutex;  // serialises starting and stopping it
   pthread_t monitor_thread{};
-  bool monitor_started = false;  // guarded by shut_down_mutex and idle_mutex
+  bool monitor_started = false;  // guarded by monitor_mutex
+  bool monitor_closed = false;   // guarded by monitor_mutex: never again
   bool monitor_parked = false;   // guarded by idle_mutex
   bool monitor_stop = false;     // guarded by idle_mutex
   std::condition_variable monitor_wake;
   // The monitor's own: what it saw of each thread at its last look.
   struct thread_sample {
-    clockid_t cpu_clock{};
-    bool has_clock = false;
+    int schedstat_fd = -1;       // /proc/self/task/<tid>/schedstat, kept open
     std::uint64_t progress = 0;  // jobs begun + wake-ups
-    bool cpu_known = false;      // since and cpu_at_since hold a window
+    bool window_open = false;    // since and wanted_at_since hold a window
     std::chrono::steady_clock::time_point since;
-    std::chrono::nanoseconds cpu_at_since{0};
+    // CPU time plus time spent runnable on a run queue: what the thread
+    // wanted of a CPU, whether or not it got one.
+    std::chrono::nanoseconds wanted_at_since{0};
   };
   std::vector<thread_sample> samples;
   bool starved_last_look = false;
+  unsigned quiet_looks = 0;  // looks in a row with no work waiting (back-off)
   std::chrono::steady_clock::time_point last_cpu_check;
 
   std::mutex threads_mutex;  // serialises starting threads; guards threads

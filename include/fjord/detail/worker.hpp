@@ -143,6 +143,9 @@ struct alignas(false_sharing_range) worker {
   // stand-in take its place; written under the idle mutex, read by the
   // worker after each job (docs/scheduler.md, "Scaling").
   std::atomic<bool> presumed_blocked{false};
+  // The kernel's id of this worker's thread (0 until it started), for the
+  // monitor's look at its scheduler statistics.
+  std::atomic<int> tid{0};
 };
 
 // The worker running on this thread, or nullptr. initial-exec: one

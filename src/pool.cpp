@@ -318,7 +318,11 @@ void pool_core::thread_main(void* w) noexcept {
   // is refused, close() only refuses new work, a post goes to its own
   // deque). The stop hook runs once the pool has ended, as a thread of no
   // pool: a post from it throws shutdown_error (nobody would run it).
-  self.tid.store(static_cast<int>(::gettid()), std::memory_order_relaxed);
+  // Where it may run, placed: a blocker that lends it a CPU later pins it
+  // there until it wakes, then it comes back to these.
+  self.has_home_cpus =
+      pthread_getaffinity_np(pthread_self(), sizeof(self.home_cpus), &self.home_cpus) == 0;
+  self.tid.store(static_cast<int>(::gettid()), std::memory_order_release);
   set_current_worker(&self);
   pool.run_thread_hook(/*start=*/true, self.index);
   // Apart from the set-up above: the hot loop stays small enough to inline
@@ -328,7 +332,12 @@ void pool_core::thread_main(void* w) noexcept {
 }
 
 void pool_core::update_surplus_locked() noexcept {
-  surplus_.store(cold_->running > size(), std::memory_order_relaxed);
+  // Every thread between jobs reads surplus_; those that owe nothing retire
+  // only for surplus no owing thread claimed (retire()).
+  const std::size_t excess = cold_->running > size() ? cold_->running - size() : 0;
+  unclaimed_surplus_.store(excess > cold_->owed ? excess - cold_->owed : 0,
+                           std::memory_order_relaxed);
+  surplus_.store(excess != 0, std::memory_order_relaxed);
 }
 
 void pool_core::run_thread_hook(bool start, std::size_t index) noexcept {
@@ -448,8 +457,13 @@ void pool_core::print_stats_if_asked() const noexcept {
   }
 }
 
-bool pool_core::leave_running_locked() noexcept {
+bool pool_core::leave_running_locked(worker& w) noexcept {
   --cold_->running;
+  if (w.owes_retirement.load(std::memory_order_relaxed)) {
+    // Leaving settles the surplus it owed.
+    w.owes_retirement.store(false, std::memory_order_relaxed);
+    --cold_->owed;
+  }
   // Lazy compensation: the missing thread counts as a sleeper in the
   // census (a phantom), so a push that finds no real sleeper to wake
   // activates a stand-in for it (wake_one_sleeper()). Only as many
@@ -467,13 +481,22 @@ bool pool_core::leave_running_locked() noexcept {
   return phantom;
 }
 
-void pool_core::rejoin_running_locked() noexcept {
+void pool_core::rejoin_running_locked(worker& w) noexcept {
   ++cold_->running;
   if (cold_->deficit > 0) {
     // Not needed any more (whether or not a stand-in was activated for it,
     // cold_->running says how many run now).
     --cold_->deficit;
     census_.remove_sleeper();
+  }
+  if (cold_->running > size() + cold_->owed) {
+    // The thread coming back is the one to retire, at the end of its job:
+    // its stand-in holds a CPU, while it has just woken, often queued
+    // behind a busy one (Go's M returning from a syscall finds its P taken
+    // and parks the same way). Another thread retiring instead would leave
+    // its CPU idle until the kernel rebalances.
+    w.owes_retirement.store(true, std::memory_order_relaxed);
+    ++cold_->owed;
   }
   update_surplus_locked();
 }
@@ -492,7 +515,7 @@ void pool_core::begin_blocking(worker& w) noexcept {
       // The monitor already gave our place away: it stays given.
       w.presumed_blocked.store(false, std::memory_order_relaxed);
     } else {
-      phantom = leave_running_locked();
+      phantom = leave_running_locked(w);
     }
     w.blocked = true;
   }
@@ -501,10 +524,11 @@ void pool_core::begin_blocking(worker& w) noexcept {
   }
   // As a sleeper registers: either a pusher sees the phantom (and wakes),
   // or this sees its job (docs/scheduler.md, "Push and sleep"). That covers
-  // what w leaves on its own deque too.
+  // what w leaves on its own deque too. The thread woken gets our CPU,
+  // which we are about to leave idle.
   heavy_fence();
   if (any_work_visible()) {
-    wake_one_sleeper();
+    wake_one_sleeper(/*lend_this_cpu=*/true);
   }
 }
 
@@ -514,7 +538,7 @@ void pool_core::end_blocking(worker& w) noexcept {
   }
   std::lock_guard lock(cold_->idle_mutex);
   w.blocked = false;
-  rejoin_running_locked();
+  rejoin_running_locked(w);
 }
 
 void pool_core::end_presumed_block(worker& w) noexcept {
@@ -607,13 +631,17 @@ void pool_core::add_workers(std::size_t n) noexcept {
 void pool_core::clear_presumed_block_locked(worker& w) noexcept {
   if (w.presumed_blocked.load(std::memory_order_relaxed)) {
     w.presumed_blocked.store(false, std::memory_order_relaxed);
-    rejoin_running_locked();
+    rejoin_running_locked(w);
   }
 }
 
 bool pool_core::retire(worker& w) noexcept {
   if (w.deque.maybe_nonempty() || w.runnext.load(std::memory_order_relaxed) != nullptr) {
     return true;  // its own jobs first
+  }
+  if (!w.owes_retirement.load(std::memory_order_relaxed) &&
+      unclaimed_surplus_.load(std::memory_order_relaxed) == 0) {
+    return true;  // an owing thread will go (a stale read: we look again next job)
   }
   if (w.searching) {
     stop_searching(w);  // a retired thread must not count as a searcher
@@ -623,6 +651,11 @@ bool pool_core::retire(worker& w) noexcept {
   {
     std::lock_guard lock(cold_->idle_mutex);
     clear_presumed_block_locked(w);
+    if (w.owes_retirement.load(std::memory_order_relaxed)) {
+      w.owes_retirement.store(false, std::memory_order_relaxed);
+      --cold_->owed;
+      update_surplus_locked();
+    }
     if (cold_->running <= size()) {
       return true;
     }
@@ -646,6 +679,7 @@ bool pool_core::park_retired(worker& w) noexcept {
   worker_counters::open(w.counters.parked_since, steady_ns());
   trace_point(trace_kind::park_begin, static_cast<std::uint32_t>(park_reason::idle));
   bool active = false;
+  bool lent = false;
   while (true) {
     {
       std::lock_guard lock(cold_->idle_mutex);
@@ -656,6 +690,7 @@ bool pool_core::park_retired(worker& w) noexcept {
         // Activated (for a blocked worker, or to grow): counted as a
         // searcher already.
         w.searching = std::exchange(w.woken_as_searcher, false);
+        lent = std::exchange(w.lent_cpu, false);
         active = true;
         break;
       }
@@ -664,6 +699,7 @@ bool pool_core::park_retired(worker& w) noexcept {
   }
   trace_point(trace_kind::park_end);
   worker_counters::close(w.counters.parked_since, w.counters.parked_ns, steady_ns());
+  return_lent_cpu(w, lent);
   return active;
 }
 

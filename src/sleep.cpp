@@ -187,6 +187,7 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
   }
   bool as_searcher = false;
   bool leaving = false;
+  bool lent = false;
   {
     std::lock_guard lock(cold_->idle_mutex);
     if (w.idle_position != ~std::size_t{0}) {
@@ -202,10 +203,12 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
       leaving = timed_out;
     }
     as_searcher = std::exchange(w.woken_as_searcher, false);
+    lent = std::exchange(w.lent_cpu, false);
     if (!leaving) {
       wake_monitor_locked();  // a worker is up: the pool may need watching
     }
   }
+  return_lent_cpu(w, lent);
   if (leaving && leave_after_idle_timeout(w)) {
     return park_retired(w);
   }
@@ -226,7 +229,28 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
   return true;
 }
 
-void pool_core::wake_one_sleeper() noexcept {
+void pool_core::lend_cpu_locked(worker& target) noexcept {
+  const int tid = target.tid.load(std::memory_order_acquire);  // home_cpus was written before
+  const int cpu = sched_getcpu();
+  if (tid == 0 || cpu < 0 || cpu >= CPU_SETSIZE || !target.has_home_cpus ||
+      !CPU_ISSET(cpu, &target.home_cpus)) {
+    return;
+  }
+  cpu_set_t here;
+  CPU_ZERO(&here);
+  CPU_SET(cpu, &here);
+  if (sched_setaffinity(tid, sizeof(here), &here) == 0) {
+    target.lent_cpu = true;
+  }
+}
+
+void pool_core::return_lent_cpu(worker& w, bool lent) noexcept {
+  if (lent) {
+    static_cast<void>(sched_setaffinity(0, sizeof(w.home_cpus), &w.home_cpus));
+  }
+}
+
+void pool_core::wake_one_sleeper(bool lend_this_cpu) noexcept {
   worker* target = nullptr;
   bool start = false;
   {
@@ -258,6 +282,10 @@ void pool_core::wake_one_sleeper() noexcept {
       target->woken_as_searcher = true;
       // One RMW: one more searcher, one fewer sleeper (mod 2^64 arithmetic).
       census_.sleeper_to_searcher();
+    }
+    if (lend_this_cpu && target != nullptr) {
+      // Under the mutex: the woken thread reads lent_cpu under it too.
+      lend_cpu_locked(*target);
     }
   }
   if (target != nullptr) {

@@ -383,6 +383,71 @@ TEST(pool_scaling, resize_in_a_fork_child_is_refused) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
+TEST(pool_scaling, the_thread_back_from_blocking_retires_and_its_stand_in_keeps_going) {
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  std::atomic<pthread_t> blocker{};
+  std::atomic<pthread_t> stand_in{};
+  std::atomic<bool> stand_in_ran{false};
+  p.post([&] {
+    blocker.store(pthread_self());
+    fjord::block_in_place([&] {
+      const auto end = clock_type::now() + 10s;
+      while (!stand_in_ran.load() && clock_type::now() < end) {
+        std::this_thread::sleep_for(1ms);
+      }
+    });
+  });
+  p.post([&] {
+    stand_in.store(pthread_self());
+    stand_in_ran.store(true);
+  });
+  p.wait_idle();
+  ASSERT_TRUE(stand_in_ran.load());
+  ASSERT_TRUE(eventually([&] { return p.stats().running_threads == 1; }));
+  // The one running thread is the stand-in: later work runs there.
+  std::atomic<pthread_t> later{};
+  p.post([&] { later.store(pthread_self()); });
+  p.wait_idle();
+  EXPECT_NE(pthread_equal(later.load(), stand_in.load()), 0);
+  EXPECT_EQ(pthread_equal(later.load(), blocker.load()), 0);
+}
+
+TEST(pool_scaling, a_thread_woken_onto_a_blockers_cpu_gets_its_own_cpus_back) {
+  cpu_set_t process;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
+  if (CPU_COUNT(&process) < 2) {
+    GTEST_SKIP() << "needs two CPUs";
+  }
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  // The first episode starts a stand-in thread; in the later ones the
+  // blocker wakes a retired thread, lending it its CPU.
+  for (int episode = 0; episode < 4; ++episode) {
+    std::atomic<bool> checked{false};
+    std::atomic<int> cpus_seen{0};
+    // Both queued before the worker starts either: the blocker sees the
+    // second waiting when it blocks.
+    p.pause();
+    p.post([&] {
+      fjord::block_in_place([&] {
+        const auto end = clock_type::now() + 10s;
+        while (!checked.load() && clock_type::now() < end) {
+          std::this_thread::sleep_for(1ms);
+        }
+      });
+    });
+    p.post([&] {
+      cpu_set_t mine;
+      sched_getaffinity(0, sizeof(mine), &mine);
+      cpus_seen.store(CPU_COUNT(&mine));
+      checked.store(true);
+    });
+    p.resume();
+    p.wait_idle();
+    EXPECT_EQ(cpus_seen.load(), CPU_COUNT(&process)) << "episode " << episode;
+    ASSERT_TRUE(eventually([&] { return p.stats().running_threads == 1; }));
+  }
+}
+
 TEST(pool_scaling, a_computing_job_is_not_replaced) {
   // A job that computes keeps its place: the job behind it waits (a thread
   // waiting for a CPU on a loaded machine counts as computing). One clean

@@ -395,8 +395,8 @@ class pool_core {
   // (or the monitor presumes it blocked); true when a phantom sleeper now
   // stands for it (the caller then fences and looks for work, as
   // begin_blocking says). rejoin_running_locked() is the way back.
-  bool leave_running_locked() noexcept;
-  void rejoin_running_locked() noexcept;
+  bool leave_running_locked(worker& w) noexcept;
+  void rejoin_running_locked(worker& w) noexcept;
   FJORD_COLD void end_presumed_block(worker& w) noexcept;
   void clear_presumed_block_locked(worker& w) noexcept;
   // Under the idle mutex: one more thread in the running set, a retired one
@@ -507,7 +507,16 @@ class pool_core {
   bool any_work_visible() const noexcept;
   // Parks w until woken (or deadline); returns false when the pool has ended.
   bool sleep(worker& w, const completion_latch* until, deadline_t deadline) noexcept;
-  FJORD_COLD void wake_one_sleeper() noexcept;
+  // lend_this_cpu: the caller is about to block (begin_blocking); the woken
+  // thread is pinned to the caller's CPU until it runs, so that it takes
+  // that CPU instead of queueing behind a busy one while this one idles
+  // (docs/scheduler.md, "Blocking").
+  FJORD_COLD void wake_one_sleeper(bool lend_this_cpu = false) noexcept;
+  // Under the idle mutex: pins target to the calling thread's CPU (if its
+  // home CPUs allow) and marks it to restore them when it wakes.
+  static void lend_cpu_locked(worker& target) noexcept;
+  // After a park: w restores its home CPUs if a blocker lent it its own.
+  static void return_lent_cpu(worker& w, bool lent) noexcept;
   // The process's list of pools wake_a_poller() looks through.
   void join_live_pools();
   void leave_live_pools() noexcept;
@@ -537,6 +546,10 @@ class pool_core {
   // 1 while paused; the futex paused workers sleep on. On surplus_'s line:
   // the main loop reads both between jobs.
   std::atomic<std::uint32_t> paused_{0};
+  // Surplus no owing thread (worker::owes_retirement) stands for: only
+  // then does a thread that owes nothing retire. Read only once surplus_
+  // is seen set.
+  std::atomic<std::size_t> unclaimed_surplus_{0};
   // Bumped (and futex-woken) when a thread going idle finds the pool
   // quiescent while wait_idle() callers wait; they sleep on it.
   alignas(false_sharing_range) std::atomic<std::uint32_t> idle_epoch_{0};

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sched.h>
+
 #include <array>
 #include <atomic>
 #include <bit>
@@ -143,9 +145,19 @@ struct alignas(false_sharing_range) worker {
   // stand-in take its place; written under the idle mutex, read by the
   // worker after each job (docs/scheduler.md, "Scaling").
   std::atomic<bool> presumed_blocked{false};
+  // Back from blocking into a running set already full: this thread
+  // retires at its next job boundary rather than another (written under
+  // the idle mutex, read by the worker between jobs).
+  std::atomic<bool> owes_retirement{false};
   // The kernel's id of this worker's thread (0 until it started), for the
   // monitor's look at its scheduler statistics.
   std::atomic<int> tid{0};
+  // The CPUs this thread may run on (after placement), and whether a
+  // worker about to block lent it its CPU: pinned it there before waking
+  // it (guarded by the idle mutex; the woken thread restores home_cpus).
+  cpu_set_t home_cpus{};
+  bool has_home_cpus = false;
+  bool lent_cpu = false;
 };
 
 // The worker running on this thread, or nullptr. initial-exec: one

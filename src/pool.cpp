@@ -318,11 +318,7 @@ void pool_core::thread_main(void* w) noexcept {
   // is refused, close() only refuses new work, a post goes to its own
   // deque). The stop hook runs once the pool has ended, as a thread of no
   // pool: a post from it throws shutdown_error (nobody would run it).
-  // Where it may run, placed: a blocker that lends it a CPU later pins it
-  // there until it wakes, then it comes back to these.
-  self.has_home_cpus =
-      pthread_getaffinity_np(pthread_self(), sizeof(self.home_cpus), &self.home_cpus) == 0;
-  self.tid.store(static_cast<int>(::gettid()), std::memory_order_release);
+  self.tid.store(static_cast<int>(::gettid()), std::memory_order_relaxed);
   set_current_worker(&self);
   pool.run_thread_hook(/*start=*/true, self.index);
   // Apart from the set-up above: the hot loop stays small enough to inline
@@ -332,12 +328,7 @@ void pool_core::thread_main(void* w) noexcept {
 }
 
 void pool_core::update_surplus_locked() noexcept {
-  // Every thread between jobs reads surplus_; those that owe nothing retire
-  // only for surplus no owing thread claimed (retire()).
-  const std::size_t excess = cold_->running > size() ? cold_->running - size() : 0;
-  unclaimed_surplus_.store(excess > cold_->owed ? excess - cold_->owed : 0,
-                           std::memory_order_relaxed);
-  surplus_.store(excess != 0, std::memory_order_relaxed);
+  surplus_.store(cold_->running > size(), std::memory_order_relaxed);
 }
 
 void pool_core::run_thread_hook(bool start, std::size_t index) noexcept {
@@ -457,13 +448,8 @@ void pool_core::print_stats_if_asked() const noexcept {
   }
 }
 
-bool pool_core::leave_running_locked(worker& w) noexcept {
+bool pool_core::leave_running_locked() noexcept {
   --cold_->running;
-  if (w.owes_retirement.load(std::memory_order_relaxed)) {
-    // Leaving settles the surplus it owed.
-    w.owes_retirement.store(false, std::memory_order_relaxed);
-    --cold_->owed;
-  }
   // Lazy compensation: the missing thread counts as a sleeper in the
   // census (a phantom), so a push that finds no real sleeper to wake
   // activates a stand-in for it (wake_one_sleeper()). Only as many
@@ -489,14 +475,15 @@ void pool_core::rejoin_running_locked(worker& w) noexcept {
     --cold_->deficit;
     census_.remove_sleeper();
   }
-  if (cold_->running > size() + cold_->owed) {
-    // The thread coming back is the one to retire, at the end of its job:
-    // its stand-in holds a CPU, while it has just woken, often queued
+  if (cold_->running > size()) {
+    // The thread coming back should be the one to retire, at the end of its
+    // job: its stand-in holds a CPU, while it has just woken, often queued
     // behind a busy one (Go's M returning from a syscall finds its P taken
     // and parks the same way). Another thread retiring instead would leave
-    // its CPU idle until the kernel rebalances.
-    w.owes_retirement.store(true, std::memory_order_relaxed);
-    ++cold_->owed;
+    // its CPU idle until the kernel rebalances. Only a preference, for
+    // retire_preference: should its job go on longer, anyone retires.
+    w.preferred_to_retire = true;  // w is the calling thread
+    retire_preferred_until_.store(steady_ns() + retire_preference_ns, std::memory_order_relaxed);
   }
   update_surplus_locked();
 }
@@ -515,7 +502,7 @@ void pool_core::begin_blocking(worker& w) noexcept {
       // The monitor already gave our place away: it stays given.
       w.presumed_blocked.store(false, std::memory_order_relaxed);
     } else {
-      phantom = leave_running_locked(w);
+      phantom = leave_running_locked();
     }
     w.blocked = true;
   }
@@ -639,10 +626,11 @@ bool pool_core::retire(worker& w) noexcept {
   if (w.deque.maybe_nonempty() || w.runnext.load(std::memory_order_relaxed) != nullptr) {
     return true;  // its own jobs first
   }
-  if (!w.owes_retirement.load(std::memory_order_relaxed) &&
-      unclaimed_surplus_.load(std::memory_order_relaxed) == 0) {
-    return true;  // an owing thread will go (a stale read: we look again next job)
+  if (!w.preferred_to_retire &&
+      steady_ns() < retire_preferred_until_.load(std::memory_order_relaxed)) {
+    return true;  // a thread back from blocking goes first (see rejoin_running_locked)
   }
+  w.preferred_to_retire = false;
   if (w.searching) {
     stop_searching(w);  // a retired thread must not count as a searcher
   }
@@ -651,11 +639,6 @@ bool pool_core::retire(worker& w) noexcept {
   {
     std::lock_guard lock(cold_->idle_mutex);
     clear_presumed_block_locked(w);
-    if (w.owes_retirement.load(std::memory_order_relaxed)) {
-      w.owes_retirement.store(false, std::memory_order_relaxed);
-      --cold_->owed;
-      update_surplus_locked();
-    }
     if (cold_->running <= size()) {
       return true;
     }

@@ -346,7 +346,7 @@ void pool_core::replace_blocked_workers(steady_clock::time_point now, bool work_
       if (work_waits && stuck >= cold_->replace_blocked_after &&
           2 * (wanted - s.wanted_at_since) < stuck) {
         w.presumed_blocked.store(true, std::memory_order_relaxed);
-        phantoms += leave_running_locked(w) ? 1 : 0;
+        phantoms += leave_running_locked() ? 1 : 0;
         s.window_open = false;
       }
     }

@@ -230,9 +230,12 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
 }
 
 void pool_core::lend_cpu_locked(worker& target) noexcept {
-  const int tid = target.tid.load(std::memory_order_acquire);  // home_cpus was written before
+  const int tid = target.tid.load(std::memory_order_relaxed);
   const int cpu = sched_getcpu();
-  if (tid == 0 || cpu < 0 || cpu >= CPU_SETSIZE || !target.has_home_cpus ||
+  // Its CPUs as they are now (a start hook, a job or taskset may have set
+  // them), to be restored when it wakes.
+  if (tid == 0 || cpu < 0 || cpu >= CPU_SETSIZE ||
+      sched_getaffinity(tid, sizeof(target.home_cpus), &target.home_cpus) != 0 ||
       !CPU_ISSET(cpu, &target.home_cpus)) {
     return;
   }

@@ -395,7 +395,7 @@ class pool_core {
   // (or the monitor presumes it blocked); true when a phantom sleeper now
   // stands for it (the caller then fences and looks for work, as
   // begin_blocking says). rejoin_running_locked() is the way back.
-  bool leave_running_locked(worker& w) noexcept;
+  bool leave_running_locked() noexcept;
   void rejoin_running_locked(worker& w) noexcept;
   FJORD_COLD void end_presumed_block(worker& w) noexcept;
   void clear_presumed_block_locked(worker& w) noexcept;
@@ -546,10 +546,11 @@ class pool_core {
   // 1 while paused; the futex paused workers sleep on. On surplus_'s line:
   // the main loop reads both between jobs.
   std::atomic<std::uint32_t> paused_{0};
-  // Surplus no owing thread (worker::owes_retirement) stands for: only
-  // then does a thread that owes nothing retire. Read only once surplus_
-  // is seen set.
-  std::atomic<std::size_t> unclaimed_surplus_{0};
+  // Until then (steady_ns), surplus goes to a thread back from blocking
+  // (worker::preferred_to_retire) rather than to others. Read only once
+  // surplus_ is seen set.
+  std::atomic<std::uint64_t> retire_preferred_until_{0};
+  static constexpr std::uint64_t retire_preference_ns = 3'000'000;  // about a time slice
   // Bumped (and futex-woken) when a thread going idle finds the pool
   // quiescent while wait_idle() callers wait; they sleep on it.
   alignas(false_sharing_range) std::atomic<std::uint32_t> idle_epoch_{0};

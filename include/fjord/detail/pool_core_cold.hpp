@@ -55,7 +55,6 @@ struct pool_core::cold_state {
   std::size_t running = 0;         // threads neither blocked nor retired
   std::size_t deficit = 0;         // phantom sleepers in the census (begin_blocking)
   std::size_t reserved = 0;        // threads made or being made
-  std::size_t owed = 0;            // threads marked owes_retirement
   // Scaling (docs/scheduler.md, "Scaling"): written under idle_mutex, the
   // bounds read anywhere (relaxed).
   std::atomic<std::size_t> min_workers;

@@ -145,18 +145,17 @@ struct alignas(false_sharing_range) worker {
   // stand-in take its place; written under the idle mutex, read by the
   // worker after each job (docs/scheduler.md, "Scaling").
   std::atomic<bool> presumed_blocked{false};
-  // Back from blocking into a running set already full: this thread
-  // retires at its next job boundary rather than another (written under
-  // the idle mutex, read by the worker between jobs).
-  std::atomic<bool> owes_retirement{false};
+  // Back from blocking into a running set already full: this thread, not
+  // another, retires at its next job boundary, if that comes within
+  // pool_core::retire_preference_ns (the worker's own; advisory).
+  bool preferred_to_retire = false;
   // The kernel's id of this worker's thread (0 until it started), for the
   // monitor's look at its scheduler statistics.
   std::atomic<int> tid{0};
-  // The CPUs this thread may run on (after placement), and whether a
-  // worker about to block lent it its CPU: pinned it there before waking
-  // it (guarded by the idle mutex; the woken thread restores home_cpus).
+  // Whether a worker about to block lent this thread its CPU (pinned it
+  // there before waking it), and the CPUs it had then, which it restores
+  // when it wakes (both guarded by the idle mutex).
   cpu_set_t home_cpus{};
-  bool has_home_cpus = false;
   bool lent_cpu = false;
 };
 

@@ -43,6 +43,16 @@ bool eventually(const std::function<bool()>& cond) {
   return cond();
 }
 
+// Sleeps in steps (blocking the thread, without telling any pool) until
+// flag is set or 10 s passed; the flag.
+bool sleep_until_set(const std::atomic<bool>& flag, std::chrono::microseconds step) {
+  const auto end = clock_type::now() + 10s;
+  while (!flag.load() && clock_type::now() < end) {
+    std::this_thread::sleep_for(step);
+  }
+  return flag.load();
+}
+
 std::string message_of(const std::function<void()>& f) {
   try {
     f();
@@ -261,13 +271,7 @@ TEST(pool_scaling, a_worker_blocked_without_saying_so_gets_a_stand_in) {
   // pool: only a stand-in can run the second.
   std::atomic<bool> second_ran{false};
   std::atomic<bool> first_saw_it{false};
-  p.post([&] {
-    const auto end = clock_type::now() + 10s;
-    while (!second_ran.load() && clock_type::now() < end) {
-      std::this_thread::sleep_for(200us);
-    }
-    first_saw_it.store(second_ran.load());
-  });
+  p.post([&] { first_saw_it.store(sleep_until_set(second_ran, 200us)); });
   p.post([&] { second_ran.store(true); });
   p.wait_idle();
   EXPECT_TRUE(first_saw_it.load());
@@ -306,13 +310,7 @@ TEST(pool_scaling, a_drain_still_gets_a_stand_in_for_a_blocked_worker) {
   std::atomic<bool> first_saw_it{false};
   {
     fjord::pool p(fjord::pool_options{.workers = 1, .replace_blocked_after = 1ms});
-    p.post([&] {
-      const auto end = clock_type::now() + 10s;
-      while (!second_ran.load() && clock_type::now() < end) {
-        std::this_thread::sleep_for(200us);
-      }
-      first_saw_it.store(second_ran.load());
-    });
+    p.post([&] { first_saw_it.store(sleep_until_set(second_ran, 200us)); });
     p.post([&] { second_ran.store(true); });
   }
   EXPECT_TRUE(first_saw_it.load());
@@ -396,12 +394,7 @@ TEST(pool_scaling, the_thread_back_from_blocking_retires_and_its_stand_in_keeps_
     std::atomic<bool> stand_in_ran{false};
     p.post([&] {
       blocker.store(pthread_self());
-      fjord::block_in_place([&] {
-        const auto end = clock_type::now() + 10s;
-        while (!stand_in_ran.load() && clock_type::now() < end) {
-          std::this_thread::sleep_for(1ms);
-        }
-      });
+      fjord::block_in_place([&] { sleep_until_set(stand_in_ran, 1ms); });
     });
     p.post([&] {
       stand_in.store(pthread_self());
@@ -435,14 +428,7 @@ TEST(pool_scaling, a_thread_woken_onto_a_blockers_cpu_gets_its_own_cpus_back) {
     // Both queued before the worker starts either: the blocker sees the
     // second waiting when it blocks.
     p.pause();
-    p.post([&] {
-      fjord::block_in_place([&] {
-        const auto end = clock_type::now() + 10s;
-        while (!checked.load() && clock_type::now() < end) {
-          std::this_thread::sleep_for(1ms);
-        }
-      });
-    });
+    p.post([&] { fjord::block_in_place([&] { sleep_until_set(checked, 1ms); }); });
     p.post([&] {
       cpu_set_t mine;
       sched_getaffinity(0, sizeof(mine), &mine);

@@ -71,7 +71,7 @@ struct pool_options {
   /// second thread would only share its CPU. Zero (the default) turns it
   /// off; else at least 100 us, at most a day. Stand-ins count against
   /// max_spare_threads. Needs the kernel's per-thread scheduler statistics
-  /// (/proc/self/task/<tid>/schedstat); without them it does nothing.
+  /// (/proc/self/task/TID/schedstat); without them it does nothing.
   std::chrono::microseconds replace_blocked_after{0};
 
   /// CPUs (Linux numbers) the pool's threads run on. Unset: wherever the

@@ -66,8 +66,9 @@ class pool {
   /// Workers blocked in fjord::block_in_place (and similar waits) count,
   /// not the spares standing in for them.
   std::size_t size() const noexcept { return core_->size(); }
-  /// The bounds of dynamic scaling (pool_options::min_workers, max_workers).
+  /// The lower bound of dynamic scaling (pool_options::min_workers).
   std::size_t min_workers() const noexcept { return core_->min_workers(); }
+  /// The upper bound of dynamic scaling (pool_options::max_workers).
   std::size_t max_workers() const noexcept { return core_->max_workers(); }
 
   /// Runs n workers from now on: resize(n, n). Workers beyond n leave at

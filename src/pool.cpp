@@ -642,19 +642,24 @@ bool pool_core::retire(worker& w) noexcept {
     if (cold_->running <= size()) {
       return true;
     }
-    --cold_->running;
-    w.retired = true;
-    cold_->retired.push_back(&w);
-    update_surplus_locked();
-    if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
-      announce_if_quiescent_locked();
-    }
+    leave_for_retired_list_locked(w);
     ended = try_end_locked();
   }
   if (ended) {
     wake_all();
   }
   return park_retired(w);
+}
+
+void pool_core::leave_for_retired_list_locked(worker& w) noexcept {
+  --cold_->running;
+  w.retired = true;
+  cold_->retired.push_back(&w);
+  update_surplus_locked();
+  // One thread fewer awake: a wait_idle() caller may be waiting for it.
+  if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
+    announce_if_quiescent_locked();
+  }
 }
 
 bool pool_core::park_retired(worker& w) noexcept {

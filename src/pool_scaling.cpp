@@ -123,15 +123,7 @@ bool pool_core::leave_after_idle_timeout(worker& w) noexcept {
     return false;
   }
   size_.store(size() - 1, std::memory_order_relaxed);
-  --cold_->running;
-  w.retired = true;
-  cold_->retired.push_back(&w);
-  update_surplus_locked();
-  // From awake in the main loop to retired: a wait_idle() caller may be
-  // waiting for this thread's idleness.
-  if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
-    announce_if_quiescent_locked();
-  }
+  leave_for_retired_list_locked(w);
   return true;
 }
 

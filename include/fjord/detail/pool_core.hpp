@@ -416,6 +416,9 @@ class pool_core {
   // the idle list and the census already): w leaves the running set when
   // the pool is above min_workers and no work is visible; true when it did.
   bool leave_after_idle_timeout(worker& w) noexcept;
+  // Under the idle mutex: w (awake, its deque empty) leaves the running set
+  // for the retired list.
+  void leave_for_retired_list_locked(worker& w) noexcept;
   // A retired thread waits here to be activated; false when the pool ended.
   bool park_retired(worker& w) noexcept;
   // The scaling monitor's thread and one look at the pool (pool_scaling.cpp).

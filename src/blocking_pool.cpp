@@ -113,6 +113,9 @@ bool blocking_pool::take_back(job* j) noexcept {
 }
 
 void blocking_pool::thread_main() noexcept {
+  // Its own name, not the name of the worker that started it (profilers,
+  // top -H and the trace tell the two apart).
+  ::pthread_setname_np(::pthread_self(), "fjord-blocking");
   std::unique_lock lock(mutex_);
   while (true) {
     if (head_ != nullptr) {

@@ -95,8 +95,8 @@ func main() {
 		os.Exit(2)
 	}
 	bench := os.Args[1]
-	if bench == "echo_server" {
-		echoServer(os.Args[2:])
+	if bench == "net_server" {
+		netServer(os.Args[2:])
 		return
 	}
 	fs := flag.NewFlagSet(bench, flag.ExitOnError)

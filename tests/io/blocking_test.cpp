@@ -1,6 +1,7 @@
 #include "fjord/blocking.hpp"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <chrono>
@@ -27,6 +28,21 @@ TEST(blocking, returns_the_result_and_resumes_on_the_coroutines_pool) {
     co_return pool.owns_current_thread();
   };
   EXPECT_TRUE(fjord::sync_wait(body()));
+}
+
+// docs/io.md: blocking threads carry their own name, not that of the
+// worker that happened to start them.
+TEST(blocking, its_threads_are_named_fjord_blocking) {
+  fjord::pool pool(fjord::pool_options{.workers = 1, .name = "named-pool"});
+  auto body = [&]() -> fjord::task<std::string> {
+    co_await pool.schedule();
+    co_return co_await fjord::blocking([] {
+      char name[16] = {};
+      pthread_getname_np(pthread_self(), name, sizeof name);
+      return std::string(name);
+    });
+  };
+  EXPECT_EQ(fjord::sync_wait(body()), "fjord-blocking");
 }
 
 TEST(blocking, runs_off_every_pool_and_propagates_exceptions) {

@@ -1,0 +1,79 @@
+//! tokio's spawn_blocking in blocking_offload (bench/io/main.cpp has the
+//! shape): a compute loop of --size jobs finding the primes below 1,000,
+//! spawned on --threads workers, while 1,000 tasks make 10 spawn_blocking
+//! calls each that sleep 1 ms; the figure is the compute loop's makespan.
+//! `tokio-alone` runs the compute loop with no calls (tokio's own
+//! baseline: its tasks and this compute function, not fjord's).
+use fjord_bench_peers::*;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn primes_below_1000() -> i64 {
+    let mut count = 0;
+    for n in 2..1000 {
+        let mut prime = true;
+        let mut d = 2;
+        while d * d <= n {
+            if n % d == 0 {
+                prime = false;
+                break;
+            }
+            d += 1;
+        }
+        count += prime as i64;
+    }
+    count
+}
+
+fn main() {
+    let a = parse_args();
+    let offloading = a.imp == "tokio-spawn_blocking";
+    if !offloading && a.imp != "tokio-alone" {
+        eprintln!("unknown --impl {}", a.imp);
+        std::process::exit(2);
+    }
+    let jobs = if a.size > 0 { a.size } else { 20_000 };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(a.threads)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    run_rounds(&a, "ms", jobs as f64, || {
+        let primes = Arc::new(AtomicI64::new(0));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let ms = runtime.block_on(async {
+            let start = Instant::now();
+            let mut offload = Vec::new();
+            for _ in 0..(if offloading { 1000 } else { 0 }) {
+                let calls = calls.clone();
+                offload.push(tokio::spawn(async move {
+                    for _ in 0..10 {
+                        tokio::task::spawn_blocking(|| std::thread::sleep(Duration::from_millis(1)))
+                            .await
+                            .unwrap();
+                        calls.fetch_add(1, Ordering::Relaxed);
+                    }
+                }));
+            }
+            let mut compute = Vec::with_capacity(jobs as usize);
+            for _ in 0..jobs {
+                let primes = primes.clone();
+                compute.push(tokio::spawn(async move {
+                    primes.fetch_add(primes_below_1000(), Ordering::Relaxed);
+                }));
+            }
+            for c in compute {
+                c.await.unwrap();
+            }
+            let ms = elapsed_ms(start);
+            for o in offload {
+                o.await.unwrap();
+            }
+            ms
+        });
+        check("primes", primes.load(Ordering::Relaxed) as u64, 168 * jobs);
+        check("blocking calls", calls.load(Ordering::Relaxed) as u64, if offloading { 10_000 } else { 0 });
+        ms
+    });
+}

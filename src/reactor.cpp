@@ -131,8 +131,11 @@ io_registration& reactor::add(int fd) {
   r->fork_generation = fork_generation();
   r->reader.store(io_registration::empty, std::memory_order_relaxed);
   r->writer.store(io_registration::empty, std::memory_order_relaxed);
+  r->read_ended.store(false, std::memory_order_relaxed);
   epoll_event ev{};
-  ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+  // EPOLLPRI: a TCP read stops short at urgent data (tcp_stream's short
+  // read hint must know).
+  ev.events = EPOLLIN | EPOLLPRI | EPOLLOUT | EPOLLRDHUP | EPOLLET;
   ev.data.u64 = data_of(*r);
   // epoll_ctl is a full barrier in the kernel: the slot resets above are
   // visible to a poller that receives this registration's first event.
@@ -216,8 +219,17 @@ void reactor::add_waiter(pool_core* home) noexcept {
 bool reactor::signal(std::atomic<std::uintptr_t>& slot) noexcept {
   std::uintptr_t old = slot.load(std::memory_order_acquire);
   while (true) {
-    if (old == io_registration::ready || old == io_registration::closed) {
+    if (old == io_registration::closed) {
       return false;
+    }
+    if (old == io_registration::ready) {
+      // Still a release write: a waiter that consumes this readiness sees
+      // the sticky bits set for this event, though an earlier one left it.
+      if (slot.compare_exchange_weak(old, io_registration::ready, std::memory_order_release,
+                                     std::memory_order_acquire)) {
+        return false;
+      }
+      continue;
     }
     const std::uintptr_t next = io_registration::ready;
     if (old == io_registration::empty) {
@@ -288,6 +300,9 @@ std::size_t reactor::dispatch_and_release() noexcept {
     io_registration* r = at(e.data);
     if (r == nullptr) {
       continue;
+    }
+    if ((e.events & (EPOLLPRI | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) {
+      r->read_ended.store(true, std::memory_order_relaxed);
     }
     if ((e.events & (EPOLLIN | EPOLLPRI | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0 &&
         signal(r->reader)) {

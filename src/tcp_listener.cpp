@@ -63,7 +63,7 @@ task<tcp_stream> tcp_listener::accept(io_deadline deadline) {
   while (true) {
     const int fd = ::accept4(socket_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd >= 0) {
-      tcp_stream s(fd);
+      tcp_stream s(fd, tcp_stream::tcp_socket);
       s.set_no_delay(true);
       co_return s;
     }

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <string>
 #include <system_error>
+#include <utility>
 
 namespace fjord {
 
@@ -19,7 +20,7 @@ task<tcp_stream> tcp_stream::connect(ip_endpoint to, io_deadline deadline) {
     throw std::system_error(errno, std::generic_category(),
                             "fjord: cannot make a socket to connect to " + to.to_string());
   }
-  tcp_stream s(fd);
+  tcp_stream s(fd, tcp_socket);
   s.set_no_delay(true);
   if (::connect(fd, to.data(), to.size()) != 0) {
     if (errno != EINPROGRESS) {
@@ -55,12 +56,37 @@ task<tcp_stream> tcp_stream::connect(ip_endpoint to, io_deadline deadline) {
   co_return s;
 }
 
+tcp_stream::tcp_stream(int fd) : socket_(fd) {
+  int protocol = 0;
+  socklen_t length = sizeof protocol;
+  trusts_short_reads_ =
+      ::getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &length) == 0 && protocol == IPPROTO_TCP;
+}
+
 task<std::size_t> tcp_stream::read(std::span<std::byte> buffer, io_deadline deadline) {
   const detail::socket_handle::operation op(socket_, "read");
+  if (buffer.empty()) {
+    co_return 0;
+  }
+  // After a short read, the wait comes first; if it ends without an edge
+  // (deadline, stop), the recv still runs once, so data that is there is
+  // never reported as a timeout.
+  io_status early = io_status::ready;
+  if (std::exchange(receive_queue_empty_, false)) {
+    early = co_await socket_.wait(io_direction::read, deadline);
+    if (early == io_status::closed) {
+      socket_.throw_unless_ready(early, "read");
+    }
+  }
   while (true) {
     const ssize_t n = ::recv(socket_.fd(), buffer.data(), buffer.size(), 0);
     if (n >= 0) {
-      co_return static_cast<std::size_t>(n);
+      const auto got = static_cast<std::size_t>(n);
+      // Unless an event already said the stream ended (or urgent data
+      // came): its edge is spent, and none comes for what is still queued.
+      receive_queue_empty_ =
+          trusts_short_reads_ && got != 0 && got < buffer.size() && !socket_.read_has_ended();
+      co_return got;
     }
     if (errno == EINTR) {
       continue;
@@ -68,6 +94,7 @@ task<std::size_t> tcp_stream::read(std::span<std::byte> buffer, io_deadline dead
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       socket_.throw_error(errno, "read");
     }
+    socket_.throw_unless_ready(std::exchange(early, io_status::ready), "read");
     socket_.throw_unless_ready(co_await socket_.wait(io_direction::read, deadline), "read");
   }
 }

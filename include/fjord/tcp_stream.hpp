@@ -30,7 +30,7 @@ class tcp_stream {
  public:
   tcp_stream() noexcept = default;
   /// Adopts a connected socket fd (made non-blocking and registered).
-  explicit tcp_stream(int fd) : socket_(fd) {}
+  explicit tcp_stream(int fd);
 
   /// Connects to `to`. Throws std::system_error (connection refused, timed
   /// out, canceled...).
@@ -65,7 +65,21 @@ class tcp_stream {
   ip_endpoint remote_endpoint() const;
 
  private:
+  friend class tcp_listener;
+  // For the sockets fjord itself made TCP (accept, connect): no need to ask.
+  static constexpr struct tcp_socket_t {
+  } tcp_socket{};
+  tcp_stream(int fd, tcp_socket_t) : socket_(fd), trusts_short_reads_(true) {}
+
   detail::socket_handle socket_;
+  // A read that returned less than asked for emptied the receive queue:
+  // the next read waits for the next edge first instead of paying for a
+  // recv that would say EAGAIN (docs/io.md, "Short reads"). Touched by
+  // the one read in flight only.
+  bool receive_queue_empty_ = false;
+  // Only TCP promises that a short read emptied the queue (a Unix socket
+  // stops short at passed fds, credentials or out-of-band data).
+  bool trusts_short_reads_ = false;
 };
 
 }  // namespace fjord

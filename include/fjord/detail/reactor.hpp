@@ -32,6 +32,12 @@ struct io_registration {
 
   std::atomic<std::uintptr_t> reader{empty};
   std::atomic<std::uintptr_t> writer{empty};
+  // Sticky: an event said the peer ended the stream, hung up, failed, or
+  // sent urgent data: a short read then no longer means an empty queue.
+  // Set before the event's signal, whose release covers it (docs/io.md,
+  // "Short reads"). A stale true (a late event of a reused registration)
+  // only turns that hint off.
+  std::atomic<bool> read_ended{false};
   int fd = -1;
   std::uint32_t index = 0;
   // Bumped when the registration is released: an event carrying an older

@@ -79,6 +79,17 @@ class socket_handle {
     return {registration_, direction, deadline, std::nullopt, false};
   }
 
+  // Inside a read: whether an event said the stream ended (the peer closed
+  // or reset, an error) or urgent data came. Exact for every event whose
+  // readiness the read consumed before the call; an event that came
+  // meanwhile, unseen here, leaves its readiness in the slot for the next
+  // wait (docs/io.md, "Short reads").
+  bool read_has_ended() const noexcept {
+    // Relaxed: the consumption of the readiness (an acquire on the slot)
+    // is what orders the event's store before this load.
+    return registration_ != nullptr && registration_->read_ended.load(std::memory_order_relaxed);
+  }
+
   // Throws for a wait that did not end ready: std::system_error with
   // timed_out, operation_canceled or bad_file_descriptor (closed while
   // waiting), naming `what` and the fd.

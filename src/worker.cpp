@@ -436,6 +436,15 @@ job* pool_core::search(worker& w, const completion_latch* until, deadline_t dead
       if (now - start >= spin_budget_ || now >= deadline) {
         break;
       }
+      // Ready fds are work too: while coroutines wait for them and nobody
+      // polls, a searcher polls without waiting (Go's findRunnable does the
+      // same before it steals), instead of spinning while their events
+      // wait for a parked worker's wake-up.
+      if (job* io = poll_io_while_searching(w)) {
+        stop_searching(w);
+        end_search(w);
+        return io;
+      }
       // Let a runnable thread have this CPU now and then (a caller waiting
       // for its result, on a machine with no core to spare), as rayon's
       // idle rounds do; with nothing else runnable this returns at once.
@@ -461,6 +470,24 @@ void pool_core::poll_io_between_jobs() noexcept {
     r->poll_now();
     dispatch_io(*r);
   }
+}
+
+job* pool_core::poll_io_while_searching(worker& w) noexcept {
+  reactor* r = reactor::existing();
+  if (r == nullptr || !r->has_waiters_relaxed() || !r->try_become_poller()) {
+    return nullptr;
+  }
+  r->poll_now();
+  dispatch_io(*r);
+  // The coroutines of this pool that it resumed are in our runnext slot
+  // and deque (resume_waiting); the others went to their own pools.
+  if (w.runnext.load(std::memory_order_relaxed) != nullptr) {
+    // Acquire: a thief's CAS may race us; whoever wins owns the job.
+    if (job* j = w.runnext.exchange(nullptr, std::memory_order_acquire)) {
+      return j;
+    }
+  }
+  return w.deque.pop();
 }
 
 void pool_core::dispatch_io(reactor& r) noexcept {

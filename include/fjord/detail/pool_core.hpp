@@ -526,6 +526,9 @@ class pool_core {
   // A busy worker's look at the reactor between jobs (no wait), when
   // coroutines wait for fds and nobody polls.
   void poll_io_between_jobs() noexcept;
+  // A searcher's look at the reactor: polls without waiting when coroutines
+  // wait for fds and nobody polls; returns a job of ours it resumed.
+  job* poll_io_while_searching(worker& w) noexcept;
   // After this thread polled: resumes the coroutines whose fds are ready
   // and hands the poller role on (docs/io.md, "Who polls").
   void dispatch_io(reactor& r) noexcept;

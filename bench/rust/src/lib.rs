@@ -44,12 +44,24 @@ pub fn check(what: &str, got: u64, expected: u64) {
 
 pub fn run_rounds(a: &Args, unit: &str, tasks: f64, mut round: impl FnMut() -> f64) {
     round();
-    let mut v: Vec<f64> = (0..a.rounds).map(|_| round()).collect();
+    let v: Vec<f64> = (0..a.rounds).map(|_| round()).collect();
+    print_result(unit, v, tasks, "");
+}
+
+/// The median of `v` (sorted in place).
+pub fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|x, y| x.partial_cmp(y).unwrap());
     let n = v.len();
-    let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+}
+
+/// The RESULT line for the rounds' figures; `extra` is more JSON members,
+/// each with a leading comma.
+pub fn print_result(unit: &str, mut v: Vec<f64>, tasks: f64, extra: &str) {
+    let m = median(&mut v);
+    let n = v.len();
     println!(
-        "RESULT {{\"value\": {median:.6}, \"unit\": \"{unit}\", \"min\": {:.6}, \"max\": {:.6}, \"tasks\": {tasks:.0}, \"peak_rss_kib\": {}}}",
+        "RESULT {{\"value\": {m:.6}, \"unit\": \"{unit}\", \"min\": {:.6}, \"max\": {:.6}, \"tasks\": {tasks:.0}, \"peak_rss_kib\": {}{extra}}}",
         v[0],
         v[n - 1],
         peak_rss_kib()

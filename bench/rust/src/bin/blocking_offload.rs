@@ -1,7 +1,8 @@
 //! tokio's spawn_blocking in blocking_offload (bench/io/main.cpp has the
 //! shape): a compute loop of --size jobs finding the primes below 1,000,
 //! spawned on --threads workers, while 1,000 tasks make 10 spawn_blocking
-//! calls each that sleep 1 ms; the figure is the compute loop's makespan.
+//! calls each that sleep 1 ms; the figure is the compute loop's makespan,
+//! with the process's CPU time per round beside it (cpu_ms).
 //! `tokio-alone` runs the compute loop with no calls (tokio's own
 //! baseline: its tasks and this compute function, not fjord's).
 use fjord_bench_peers::*;
@@ -26,6 +27,21 @@ fn primes_below_1000() -> i64 {
     count
 }
 
+/// This process's CPU time (user + system) in ms, from /proc/self/stat
+/// (clock ticks: 10 ms here).
+fn process_cpu_ms() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command name (which may hold spaces).
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15; `rest` starts at field 3.
+    let ticks: f64 = [11, 12]
+        .iter()
+        .map(|&i| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0))
+        .sum();
+    ticks * 10.0
+}
+
 fn main() {
     let a = parse_args();
     let offloading = a.imp == "tokio-spawn_blocking";
@@ -39,7 +55,8 @@ fn main() {
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    run_rounds(&a, "ms", jobs as f64, || {
+    let round = || {
+        let cpu_before = process_cpu_ms();
         let primes = Arc::new(AtomicI64::new(0));
         let calls = Arc::new(AtomicUsize::new(0));
         let ms = runtime.block_on(async {
@@ -74,6 +91,9 @@ fn main() {
         });
         check("primes", primes.load(Ordering::Relaxed) as u64, 168 * jobs);
         check("blocking calls", calls.load(Ordering::Relaxed) as u64, if offloading { 10_000 } else { 0 });
-        ms
-    });
+        (ms, process_cpu_ms() - cpu_before)
+    };
+    round(); // warm-up
+    let (makespan, mut cpu): (Vec<f64>, Vec<f64>) = (0..a.rounds).map(|_| round()).unzip();
+    print_result("ms", makespan, jobs as f64, &format!(", \"cpu_ms\": {:.1}", median(&mut cpu)));
 }

@@ -217,7 +217,13 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
   }
   if (poller != nullptr) {
     // Awake and out of the census's sleepers: the coroutines resumed go on
-    // our deque, and the push wakes a sleeper if nobody searches.
+    // our deque. As a searcher first, so that those pushes wake nobody: we
+    // run the first ourselves, and when we stop searching the baton rule
+    // (stop_searching) wakes a sleeper only if more work is visible. Waking
+    // one for each dispatch put a futex wake before the resumed coroutine
+    // (Go's findRunnable likewise runs the first goroutine a poll returns
+    // and starts other Ps only for the rest).
+    become_searcher(w);
     dispatch_io(*poller);
   }
   if (exit_.load(std::memory_order_acquire)) {

@@ -290,7 +290,12 @@ void reactor::interrupt() noexcept {
 
 std::size_t reactor::dispatch_and_release() noexcept {
   std::size_t woken = 0;
-  for (std::size_t i = 0; i < event_count_; ++i) {
+  // Last event first: a worker runs the coroutines it resumes newest first
+  // (its runnext slot, then its deque's bottom), so this runs them in the
+  // order their fds became ready, as Go's and tokio's FIFO run queues do.
+  // First to last, the fd ready first waited for all the others: echo's
+  // p99 was 1.2x tokio's.
+  for (std::size_t i = event_count_; i-- != 0;) {
     const event& e = events_[i];
     if (e.data == interrupt_data) {
       std::uint64_t count = 0;
@@ -301,7 +306,11 @@ std::size_t reactor::dispatch_and_release() noexcept {
     if (r == nullptr) {
       continue;
     }
-    if ((e.events & (EPOLLPRI | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) {
+    // Not EPOLLHUP alone: a socket registered before its connect() reports
+    // it at once, and every end of a stream's reading (FIN, reset, a local
+    // shutdown) carries EPOLLRDHUP with it, so it would only turn the
+    // short-read hint off for good on every stream fjord connects.
+    if ((e.events & (EPOLLPRI | EPOLLRDHUP | EPOLLERR)) != 0) {
       r->read_ended.store(true, std::memory_order_relaxed);
     }
     if ((e.events & (EPOLLIN | EPOLLPRI | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0 &&

@@ -57,10 +57,17 @@ task<tcp_stream> tcp_stream::connect(ip_endpoint to, io_deadline deadline) {
 }
 
 tcp_stream::tcp_stream(int fd) : socket_(fd) {
+  // Plain TCP only: not another kind of stream, and not TCP under an upper
+  // layer protocol (kernel TLS stops a read at a record boundary with
+  // records still queued).
   int protocol = 0;
   socklen_t length = sizeof protocol;
-  trusts_short_reads_ =
-      ::getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &length) == 0 && protocol == IPPROTO_TCP;
+  char upper_layer[16] = {};
+  socklen_t upper_length = sizeof upper_layer;
+  trusts_short_reads_ = ::getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &length) == 0 &&
+                        protocol == IPPROTO_TCP &&
+                        (::getsockopt(fd, IPPROTO_TCP, TCP_ULP, upper_layer, &upper_length) != 0 ||
+                         upper_layer[0] == '\0');
 }
 
 task<std::size_t> tcp_stream::read(std::span<std::byte> buffer, io_deadline deadline) {

@@ -291,6 +291,85 @@ TEST(registered_fd, a_busy_worker_polls_between_jobs) {
 // the role taken). The hand-off must reach P: else P's fd, ready soon
 // after, waits for Q's job to end. No thread here may poll in Q's place:
 // the test thread waits on plain atomics, not in sync_wait.
+// docs/io.md, "Who polls": a worker out of work polls the reactor while it
+// searches. With a 1 s spin budget the searcher would otherwise spin that
+// long, park (becoming the poller) and only then see the fd: here the fd
+// is served with no worker parking in between.
+TEST(registered_fd, a_searching_worker_polls_while_it_searches) {
+  const pipe_pair p;
+  fjord::pool pool(fjord::pool_options{.workers = 2, .spin_budget = std::chrono::seconds(1)});
+  const fjord::registered_fd r(p.read_end);
+  std::atomic<bool> waiting{false};
+  std::atomic<bool> resumed{false};
+  std::atomic<bool> busy{false};
+  std::atomic<bool> last_job_done{false};
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  auto waiter = [&]() -> fjord::task<void> {
+    waiting = true;
+    EXPECT_EQ(co_await r.readable(20s), io_status::ready);
+    resumed = true;
+  };
+  fjord::spawn(pool, waiter());
+  while (!waiting) {
+    std::this_thread::yield();
+  }
+  // One worker stays in a job until the coroutine runs (so it cannot
+  // poll between jobs); the other runs a short job, then searches.
+  pool.post([&] {
+    busy = true;
+    while (!resumed && std::chrono::steady_clock::now() < give_up) {
+    }
+  });
+  while (!busy) {
+    std::this_thread::yield();
+  }
+  pool.post([&] { last_job_done = true; });
+  while (!last_job_done) {
+    std::this_thread::yield();
+  }
+  std::this_thread::sleep_for(5ms);  // the searcher is well into its search
+  const std::uint64_t parks_before = pool.stats().total().parks;
+  p.put();
+  while (!resumed && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::yield();
+  }
+  const std::uint64_t parks_after = pool.stats().total().parks;
+  EXPECT_TRUE(resumed.load());
+  EXPECT_EQ(parks_after, parks_before) << "a worker parked before the fd was served";
+  pool.wait_idle();
+}
+
+// docs/io.md, "Who polls": the worker woken from epoll counts itself a
+// searcher before it resumes the coroutines, so resuming one wakes no other
+// worker: it runs that one itself.
+TEST(registered_fd, the_poller_runs_the_coroutine_it_resumed_without_waking_another_worker) {
+  const pipe_pair p;
+  fjord::pool pool(fjord::pool_options{.workers = 2, .spin_budget = std::chrono::microseconds(0)});
+  const fjord::registered_fd r(p.read_end);
+  std::atomic<bool> waiting{false};
+  std::atomic<bool> resumed{false};
+  auto waiter = [&]() -> fjord::task<void> {
+    waiting = true;
+    EXPECT_EQ(co_await r.readable(20s), io_status::ready);
+    resumed = true;
+  };
+  fjord::spawn(pool, waiter());
+  while (!waiting) {
+    std::this_thread::yield();
+  }
+  std::this_thread::sleep_for(50ms);  // both workers parked, one in epoll_wait
+  const std::uint64_t wakeups_before = pool.stats().total().wakeups;
+  p.put();
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (!resumed && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::yield();
+  }
+  std::this_thread::sleep_for(50ms);  // a worker woken for nothing would show by now
+  EXPECT_TRUE(resumed.load());
+  EXPECT_EQ(pool.stats().total().wakeups - wakeups_before, 1U);
+  pool.wait_idle();
+}
+
 TEST(registered_fd, the_poller_role_is_handed_on_across_pools) {
   const pipe_pair for_p;
   const pipe_pair for_q;

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "common/harness.hpp"
+#include "common/primes.hpp"
 #include "fjord/blocking.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/registered_fd.hpp"
@@ -138,22 +139,6 @@ latencies fd_resume_round(const std::string& impl, int threads, int samples) {
   return summarize(std::move(us));
 }
 
-// The compute job of mixed_io_compute (bench/pool): the primes below 1,000.
-int primes_below_1000() {
-  int count = 0;
-  for (int n = 2; n < 1000; ++n) {
-    bool prime = true;
-    for (int d = 2; d * d <= n; ++d) {
-      if (n % d == 0) {
-        prime = false;
-        break;
-      }
-    }
-    count += prime ? 1 : 0;
-  }
-  return count;
-}
-
 constexpr int offload_coroutines = 1000;
 constexpr int offload_calls_each = 10;
 
@@ -206,7 +191,7 @@ offload_figures offload_round(const std::string& impl, int threads, long jobs) {
   }
   for (long i = 0; i < jobs; ++i) {
     pool.post([&] {
-      primes.fetch_add(primes_below_1000(), std::memory_order_relaxed);
+      primes.fetch_add(bench::primes_below_1000(), std::memory_order_relaxed);
       if (left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         left.notify_one();
       }

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/harness.hpp"
+#include "common/primes.hpp"
 #include "fjord/block_in_place.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/priority.hpp"
@@ -34,24 +35,6 @@
 namespace {
 
 using namespace std::chrono_literals;
-
-// The seed's compute task: the primes below 1,000, into a vector.
-int primes_below_1000() {
-  std::vector<int> primes;
-  for (int n = 2; n < 1000; ++n) {
-    bool prime = true;
-    for (int d = 2; d * d <= n; ++d) {
-      if (n % d == 0) {
-        prime = false;
-        break;
-      }
-    }
-    if (prime) {
-      primes.push_back(n);
-    }
-  }
-  return static_cast<int>(primes.size());
-}
 
 double mixed_round(const std::string& impl, long compute_tasks) {
   fjord::pool_options o{.workers = 2};
@@ -65,7 +48,8 @@ double mixed_round(const std::string& impl, long compute_tasks) {
   const auto start = bench::clock::now();
   long posted_io = 0;
   for (long i = 0; i < compute_tasks; ++i) {
-    pool.post([&primes] { primes.fetch_add(primes_below_1000(), std::memory_order_relaxed); });
+    pool.post(
+        [&primes] { primes.fetch_add(bench::primes_below_1000(), std::memory_order_relaxed); });
     if ((i + 1) % 100 == 0 && posted_io < io_tasks) {
       ++posted_io;
       if (impl == "fjord-block_in_place") {

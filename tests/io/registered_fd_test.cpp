@@ -291,6 +291,25 @@ TEST(registered_fd, a_busy_worker_polls_between_jobs) {
 // the role taken). The hand-off must reach P: else P's fd, ready soon
 // after, waits for Q's job to end. No thread here may poll in Q's place:
 // the test thread waits on plain atomics, not in sync_wait.
+// A coroutine spawned on `pool` that waits for `r` to be readable;
+// start() returns once it is waiting, and `resumed` says when it ran on.
+struct spawned_fd_wait {
+  std::atomic<bool> waiting{false};
+  std::atomic<bool> resumed{false};
+
+  void start(fjord::pool& pool, const fjord::registered_fd& r) {
+    auto body = [](spawned_fd_wait& self, const fjord::registered_fd& fd) -> fjord::task<void> {
+      self.waiting = true;
+      EXPECT_EQ(co_await fd.readable(20s), io_status::ready);
+      self.resumed = true;
+    };
+    fjord::spawn(pool, body(*this, r));
+    while (!waiting) {
+      std::this_thread::yield();
+    }
+  }
+};
+
 // docs/io.md, "Who polls": a worker out of work polls the reactor while it
 // searches. With a 1 s spin budget the searcher would otherwise spin that
 // long, park (becoming the poller) and only then see the fd: here the fd
@@ -299,25 +318,16 @@ TEST(registered_fd, a_searching_worker_polls_while_it_searches) {
   const pipe_pair p;
   fjord::pool pool(fjord::pool_options{.workers = 2, .spin_budget = std::chrono::seconds(1)});
   const fjord::registered_fd r(p.read_end);
-  std::atomic<bool> waiting{false};
-  std::atomic<bool> resumed{false};
+  spawned_fd_wait w;
   std::atomic<bool> busy{false};
   std::atomic<bool> last_job_done{false};
   const auto give_up = std::chrono::steady_clock::now() + 10s;
-  auto waiter = [&]() -> fjord::task<void> {
-    waiting = true;
-    EXPECT_EQ(co_await r.readable(20s), io_status::ready);
-    resumed = true;
-  };
-  fjord::spawn(pool, waiter());
-  while (!waiting) {
-    std::this_thread::yield();
-  }
+  w.start(pool, r);
   // One worker stays in a job until the coroutine runs (so it cannot
   // poll between jobs); the other runs a short job, then searches.
   pool.post([&] {
     busy = true;
-    while (!resumed && std::chrono::steady_clock::now() < give_up) {
+    while (!w.resumed && std::chrono::steady_clock::now() < give_up) {
     }
   });
   while (!busy) {
@@ -330,11 +340,11 @@ TEST(registered_fd, a_searching_worker_polls_while_it_searches) {
   std::this_thread::sleep_for(5ms);  // the searcher is well into its search
   const std::uint64_t parks_before = pool.stats().total().parks;
   p.put();
-  while (!resumed && std::chrono::steady_clock::now() < give_up) {
+  while (!w.resumed && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::yield();
   }
   const std::uint64_t parks_after = pool.stats().total().parks;
-  EXPECT_TRUE(resumed.load());
+  EXPECT_TRUE(w.resumed.load());
   EXPECT_EQ(parks_after, parks_before) << "a worker parked before the fd was served";
   pool.wait_idle();
 }
@@ -346,26 +356,17 @@ TEST(registered_fd, the_poller_runs_the_coroutine_it_resumed_without_waking_anot
   const pipe_pair p;
   fjord::pool pool(fjord::pool_options{.workers = 2, .spin_budget = std::chrono::microseconds(0)});
   const fjord::registered_fd r(p.read_end);
-  std::atomic<bool> waiting{false};
-  std::atomic<bool> resumed{false};
-  auto waiter = [&]() -> fjord::task<void> {
-    waiting = true;
-    EXPECT_EQ(co_await r.readable(20s), io_status::ready);
-    resumed = true;
-  };
-  fjord::spawn(pool, waiter());
-  while (!waiting) {
-    std::this_thread::yield();
-  }
+  spawned_fd_wait w;
+  w.start(pool, r);
   std::this_thread::sleep_for(50ms);  // both workers parked, one in epoll_wait
   const std::uint64_t wakeups_before = pool.stats().total().wakeups;
   p.put();
   const auto give_up = std::chrono::steady_clock::now() + 10s;
-  while (!resumed && std::chrono::steady_clock::now() < give_up) {
+  while (!w.resumed && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::yield();
   }
   std::this_thread::sleep_for(50ms);  // a worker woken for nothing would show by now
-  EXPECT_TRUE(resumed.load());
+  EXPECT_TRUE(w.resumed.load());
   EXPECT_EQ(pool.stats().total().wakeups - wakeups_before, 1U);
   pool.wait_idle();
 }

@@ -47,116 +47,133 @@ blocking_pool& blocking_pool::instance() {
 }
 
 void blocking_pool::submit(job* j) {
-  j->next().store(nullptr, std::memory_order_relaxed);
   std::unique_lock lock(mutex_);
+  if (hand_to_idle(j, lock)) {
+    return;
+  }
+  if (threads_ >= max_threads_) {
+    enqueue(j);  // the next thread to finish a call takes it
+    return;
+  }
+  ++threads_;
+  lock.unlock();
+  if (start_thread(j)) {
+    return;
+  }
+  lock.lock();
+  --threads_;
+  if (hand_to_idle(j, lock)) {
+    return;
+  }
+  if (threads_ != 0) {
+    enqueue(j);  // busy threads look at the queue before they go idle
+    return;
+  }
+  throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                          "fjord::blocking: no blocking thread is running and none can be made");
+}
+
+bool blocking_pool::hand_to_idle(job* j, std::unique_lock<futex_mutex>& lock) noexcept {
+  idle_slot* s = idle_;
+  if (s == nullptr) {
+    return false;
+  }
+  unlist(*s);
+  // Release: the thread that takes j (with acquire, maybe without the
+  // lock) sees what the submitter wrote into the call.
+  s->handed.store(j, std::memory_order_release);
+  s->word.store(1, std::memory_order_relaxed);
+  lock.unlock();
+  // After the unlock, so the woken thread does not find the lock held. The
+  // slot may be gone by now (its thread saw the call on a spurious wake-up,
+  // ran it and ended): a wake on a dead address wakes nobody (futex.hpp).
+  futex_wake_one(&s->word);
+  return true;
+}
+
+void blocking_pool::enqueue(job* j) noexcept {
+  j->next().store(nullptr, std::memory_order_relaxed);
   if (tail_ == nullptr) {
     head_ = j;
   } else {
     tail_->next().store(j, std::memory_order_relaxed);
   }
   tail_ = j;
-  ++queued_;
-  if (idle_ > wakeups_) {
-    ++wakeups_;
-    lock.unlock();
-    work_.notify_one();
-    return;
-  }
-  if (threads_ >= max_threads_) {
-    return;  // queued: the next thread to finish a call takes it
-  }
-  ++threads_;
-  lock.unlock();
-  if (start_thread()) {
-    return;
-  }
-  lock.lock();
-  if (threads_ != 0 || !take_back(j)) {
-    return;  // other threads are running (or one that ended since took it): they run it
-  }
-  throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
-                          "fjord::blocking: no blocking thread is running and none can be made");
 }
 
-bool blocking_pool::start_thread() noexcept {
+void blocking_pool::unlist(idle_slot& s) noexcept {
+  if (s.newer == nullptr) {
+    idle_ = s.older;
+  } else {
+    s.newer->older = s.older;
+  }
+  if (s.older != nullptr) {
+    s.older->newer = s.newer;
+  }
+  s.newer = nullptr;
+  s.older = nullptr;
+}
+
+bool blocking_pool::start_thread(job* first) noexcept {
   try {
-    std::thread([this] { thread_main(); }).detach();
+    std::thread([this, first] { thread_main(first); }).detach();
     return true;
   } catch (...) {
-    const std::lock_guard lock(mutex_);
-    --threads_;
     return false;
   }
 }
 
-bool blocking_pool::take_back(job* j) noexcept {
-  job* prev = nullptr;
-  job* k = head_;
-  while (k != nullptr && k != j) {
-    prev = k;
-    k = k->next().load(std::memory_order_relaxed);
-  }
-  if (k != j) {
-    return false;
-  }
-  job* after = j->next().load(std::memory_order_relaxed);
-  if (prev == nullptr) {
-    head_ = after;
-  } else {
-    prev->next().store(after, std::memory_order_relaxed);
-  }
-  if (tail_ == j) {
-    tail_ = prev;
-  }
-  --queued_;
-  return true;
-}
-
-void blocking_pool::thread_main() noexcept {
+void blocking_pool::thread_main(job* first) noexcept {
   // Its own name, not the name of the worker that started it (profilers,
   // top -H and the trace tell the two apart).
   ::pthread_setname_np(::pthread_self(), "fjord-blocking");
-  std::unique_lock lock(mutex_);
+  idle_slot self;
+  std::unique_lock lock(mutex_, std::defer_lock);
+  for (job* j = first; j != nullptr;) {
+    run_job(j);
+    lock.lock();
+    j = next_call(self, lock);
+    lock.unlock();
+  }
+}
+
+job* blocking_pool::next_call(idle_slot& self, std::unique_lock<futex_mutex>& lock) noexcept {
+  if (job* j = head_; j != nullptr) {
+    head_ = j->next().load(std::memory_order_relaxed);
+    if (head_ == nullptr) {
+      tail_ = nullptr;
+    }
+    return j;
+  }
+  // The queue is empty, and stays so while any thread is idle (submit hands
+  // calls to idle threads first): wait in the idle list, newest first.
+  self.older = idle_;
+  if (idle_ != nullptr) {
+    idle_->newer = &self;
+  }
+  idle_ = &self;
+  const auto idle_since = std::chrono::steady_clock::now();
   while (true) {
-    if (head_ != nullptr) {
-      job* j = head_;
-      head_ = j->next().load(std::memory_order_relaxed);
-      if (head_ == nullptr) {
-        tail_ = nullptr;
-      }
-      --queued_;
-      lock.unlock();
-      run_job(j);
-      lock.lock();
-      continue;
+    if (job* j = self.handed.exchange(nullptr, std::memory_order_acquire)) {
+      return j;  // submit unlisted us
     }
-    // Idle: wait for a call, at most keep_alive_ (re-read when set_limits
-    // changes it), then end. Above a lowered limit, end at once.
-    if (threads_ > max_threads_) {
+    // Re-read each time: set_limits may change both and wake us.
+    const auto left = idle_since + keep_alive_ - std::chrono::steady_clock::now();
+    if (threads_ > max_threads_ || left <= std::chrono::nanoseconds::zero()) {
+      unlist(self);
       --threads_;
-      return;
+      return nullptr;
     }
-    ++idle_;
-    const auto idle_since = std::chrono::steady_clock::now();
-    bool woken = false;
-    while (true) {
-      if (wakeups_ != 0) {
-        --wakeups_;
-        woken = true;
-        break;
-      }
-      const auto until = idle_since + keep_alive_;
-      if (threads_ > max_threads_ || std::chrono::steady_clock::now() >= until) {
-        break;  // above a lowered limit, or idle for the keep-alive
-      }
-      work_.wait_until(lock, until);
+    self.word.store(0, std::memory_order_relaxed);
+    lock.unlock();
+    // A call handed over meanwhile set the word to 1 first (under the
+    // lock we just left), so the wait returns at once: no lost wake-up.
+    futex_wait_for(&self.word, 0, left);
+    if (job* j = self.handed.exchange(nullptr, std::memory_order_acquire)) {
+      lock.lock();  // the caller expects it held
+      return j;
     }
-    --idle_;
-    if (woken || head_ != nullptr) {
-      continue;
-    }
-    --threads_;
-    return;
+    lock.lock();
   }
 }
 
@@ -170,20 +187,35 @@ void blocking_pool::set_limits(std::size_t max_threads, std::chrono::nanoseconds
   }
   std::unique_lock lock(mutex_);
   max_threads_ = max_threads;
-  // Capped at a year: a wait_for much longer overflows the clock.
+  // Capped at a year: a wait much longer overflows the clock.
   keep_alive_ = std::min<std::chrono::nanoseconds>(keep_alive, std::chrono::hours(24 * 365));
-  work_.notify_all();  // idle threads re-read keep_alive_
-  // A raised limit starts threads for the calls that queued at the old
-  // one (those not already promised to an idle thread). If the system
-  // refuses a thread, the calls stay queued for the running ones.
-  const std::size_t waiting = queued_ > wakeups_ ? queued_ - wakeups_ : 0;
-  std::size_t start = std::min(waiting, max_threads_ > threads_ ? max_threads_ - threads_ : 0);
-  threads_ += start;
-  lock.unlock();
-  for (; start != 0; --start) {
-    if (!start_thread()) {
-      lock.lock();
-      threads_ -= start - 1;  // start_thread gave back its own
+  // Idle threads look again at both (those above a lowered limit end). Woken
+  // under the lock: the slots stay listed, so their threads are still there.
+  for (idle_slot* s = idle_; s != nullptr; s = s->older) {
+    s->word.store(1, std::memory_order_relaxed);
+    futex_wake_one(&s->word);
+  }
+  // A raised limit starts threads for the calls that queued at the old one
+  // (none are queued while a thread is idle). If the system refuses a
+  // thread, the calls stay queued for the running ones.
+  while (head_ != nullptr && threads_ < max_threads_) {
+    job* j = head_;
+    head_ = j->next().load(std::memory_order_relaxed);
+    if (head_ == nullptr) {
+      tail_ = nullptr;
+    }
+    ++threads_;
+    lock.unlock();
+    const bool started = start_thread(j);
+    lock.lock();
+    if (!started) {
+      --threads_;
+      // Back at the head, in order, for the running threads.
+      j->next().store(head_, std::memory_order_relaxed);
+      head_ = j;
+      if (tail_ == nullptr) {
+        tail_ = j;
+      }
       return;
     }
   }
@@ -192,11 +224,6 @@ void blocking_pool::set_limits(std::size_t max_threads, std::chrono::nanoseconds
 std::size_t blocking_pool::threads() const {
   std::lock_guard lock(mutex_);
   return threads_;
-}
-
-std::size_t blocking_pool::idle_threads() const {
-  std::lock_guard lock(mutex_);
-  return idle_;
 }
 
 }  // namespace fjord::detail

@@ -126,6 +126,50 @@ TEST(blocking, the_pool_grows_on_demand_and_shrinks_when_idle) {
   fjord::set_blocking_limits(512, 10s);
 }
 
+TEST(blocking, under_a_trickle_of_calls_the_threads_not_needed_end) {
+  // A call goes to the thread that went idle last, so one thread serves a
+  // trickle of calls one at a time and the others reach their keep-alive.
+  // (Were idle threads woken in turn, each would be used every 8 calls,
+  // well within its keep-alive, and all 8 would stay.)
+  fjord::set_blocking_limits(64, 200ms);
+  std::atomic<int> inside{0};
+  std::atomic<bool> release{false};
+  auto call = [&]() -> fjord::task<void> {
+    co_await fjord::blocking([&] {
+      inside.fetch_add(1);
+      while (!release) {
+        std::this_thread::sleep_for(1ms);
+      }
+    });
+  };
+  std::thread releaser([&] {
+    const auto give_up = std::chrono::steady_clock::now() + 30s;
+    while (inside < 8 && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(1ms);
+    }
+    release = true;
+  });
+  std::vector<fjord::task<void>> tasks;
+  for (int i = 0; i < 8; ++i) {
+    tasks.push_back(call());
+  }
+  fjord::sync_wait(fjord::when_all(std::move(tasks)));
+  releaser.join();
+  ASSERT_GE(fjord::blocking_threads(), 8u);
+  auto one_call = []() -> fjord::task<int> {
+    co_return co_await fjord::blocking([] { return 1; });
+  };
+  int calls = 0;
+  const auto until = std::chrono::steady_clock::now() + 1500ms;  // 7.5 keep-alives
+  while (std::chrono::steady_clock::now() < until) {
+    calls += fjord::sync_wait(one_call());
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_GT(calls, 0);
+  EXPECT_LE(fjord::blocking_threads(), 2u);
+  fjord::set_blocking_limits(512, 10s);
+}
+
 TEST(blocking, a_limit_of_one_thread_runs_calls_one_after_another) {
   fjord::set_blocking_limits(1, 1s);
   std::atomic<int> concurrent{0};

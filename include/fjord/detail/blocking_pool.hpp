@@ -1,10 +1,12 @@
 #pragma once
 
-#include <condition_variable>
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 
 #include "fjord/detail/chrono.hpp"
+#include "fjord/detail/futex_mutex.hpp"
 #include "fjord/detail/job.hpp"
 
 namespace fjord::detail {
@@ -14,6 +16,13 @@ namespace fjord::detail {
 // beyond which calls queue), and an idle thread ends after keep_alive
 // (tokio's spawn_blocking pool, libcsp's block). One per process; made
 // anew in the child of a fork().
+//
+// A call goes straight to the idle thread that went idle last, through
+// that thread's own slot and futex word: one wake-up per call, no shared
+// condition variable for the woken thread to queue on, and the threads
+// idle longest are the ones whose keep-alive runs out, so under a steady
+// load the pool shrinks to what the load needs (a condition variable wakes
+// idle threads in turn, which keeps every one of them alive).
 class blocking_pool {
  public:
   static blocking_pool& instance();
@@ -26,26 +35,40 @@ class blocking_pool {
   void set_limits(std::size_t max_threads, std::chrono::nanoseconds keep_alive);
 
   std::size_t threads() const;
-  std::size_t idle_threads() const;
 
  private:
+  // An idle thread's place in the idle list, on that thread's stack.
+  struct idle_slot {
+    // The futex the thread sleeps on: 0 asleep, 1 look again (a call was
+    // handed over, or the limits changed). Written under mutex_.
+    std::atomic<std::uint32_t> word{0};
+    // The call handed over. Set under mutex_ while the slot is listed (and
+    // unlisted in the same critical section), taken by its thread.
+    std::atomic<job*> handed{nullptr};
+    idle_slot* newer = nullptr;  // guarded: the idle list, newest first
+    idle_slot* older = nullptr;
+  };
+
   blocking_pool() = default;
   static void forget_in_child() noexcept;
-  void thread_main() noexcept;
-  // A detached thread for a place already counted in threads_; false (and
-  // the place given back) when the system refuses one.
-  bool start_thread() noexcept;
-  // Under mutex_: j out of the queue, if no thread took it yet.
-  bool take_back(job* j) noexcept;
+  void thread_main(job* first) noexcept;
+  // The thread's next call after one ended, or nullptr when it is to end
+  // (its place given back). Called and returns with lock held.
+  job* next_call(idle_slot& self, std::unique_lock<futex_mutex>& lock) noexcept;
+  // Under lock: j to the newest idle thread, if any, waking it after the
+  // unlock. false (lock still held) when no thread is idle.
+  bool hand_to_idle(job* j, std::unique_lock<futex_mutex>& lock) noexcept;
+  void enqueue(job* j) noexcept;       // under mutex_
+  void unlist(idle_slot& s) noexcept;  // under mutex_
+  // A detached thread for a place already counted in threads_, starting
+  // with first; false when the system refuses one (the place not given back).
+  bool start_thread(job* first) noexcept;
 
-  mutable std::mutex mutex_;
-  std::condition_variable work_;
-  job* head_ = nullptr;  // guarded; the queue, oldest first
+  mutable futex_mutex mutex_;
+  job* head_ = nullptr;  // guarded: calls waiting for a thread, oldest first
   job* tail_ = nullptr;
-  std::size_t threads_ = 0;  // guarded
-  std::size_t idle_ = 0;     // guarded
-  std::size_t queued_ = 0;   // guarded: calls in the queue
-  std::size_t wakeups_ = 0;  // guarded: calls handed to idle threads, not yet taken
+  idle_slot* idle_ = nullptr;  // guarded: the idle thread that went idle last
+  std::size_t threads_ = 0;    // guarded
   std::size_t max_threads_ = 512;
   std::chrono::nanoseconds keep_alive_ = std::chrono::seconds(10);
 };

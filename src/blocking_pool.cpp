@@ -1,6 +1,7 @@
 #include "fjord/detail/blocking_pool.hpp"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +17,8 @@ namespace fjord::detail {
 
 namespace {
 
+constexpr const char* no_thread_message =
+    "fjord::blocking: no blocking thread is running and none can be made";
 std::atomic<blocking_pool*> the_pool{nullptr};
 constinit std::mutex creation_mutex;
 bool fork_handler_registered = false;  // guarded by creation_mutex
@@ -46,42 +49,76 @@ blocking_pool& blocking_pool::instance() {
   return *p;
 }
 
-void blocking_pool::submit(job* j) {
+void blocking_pool::submit(blocking_call* c) {
   std::unique_lock lock(mutex_);
-  if (hand_to_idle(j, lock)) {
+  if (hand_to_idle(c, lock)) {
     return;
   }
   if (threads_ >= max_threads_) {
-    enqueue(j);  // the next thread to finish a call takes it
+    enqueue(c);  // the next thread to finish a call takes it
     return;
   }
   ++threads_;
   lock.unlock();
-  if (start_thread(j)) {
+  if (start_thread(c)) {
     return;
   }
   lock.lock();
   --threads_;
-  if (hand_to_idle(j, lock)) {
+  if (hand_to_idle(c, lock)) {
     return;
   }
   if (threads_ != 0) {
-    enqueue(j);  // busy threads look at the queue before they go idle
+    // Running threads look at the queue before they go idle; a thread
+    // still being started either runs (and looks) or fails (and comes here).
+    enqueue(c);
     return;
   }
+  // No thread runs and none is being started: the calls queued meanwhile
+  // (by submitters that counted on a start that then failed) would wait
+  // forever. They fail with the same error, and so does this one.
+  blocking_call* stranded = take_queue();
+  lock.unlock();
+  fail_all(stranded);
   throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
-                          "fjord::blocking: no blocking thread is running and none can be made");
+                          no_thread_message);
 }
 
-bool blocking_pool::hand_to_idle(job* j, std::unique_lock<futex_mutex>& lock) noexcept {
+blocking_call* blocking_pool::take_queue() noexcept {
+  blocking_call* all = head_;
+  head_ = nullptr;
+  tail_ = nullptr;
+  queued_ = 0;
+  return all;
+}
+
+void blocking_pool::fail_all(blocking_call* c) noexcept {
+  if (c == nullptr) {
+    return;
+  }
+  std::exception_ptr error;
+  try {
+    throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                            no_thread_message);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  while (c != nullptr) {
+    auto* next = static_cast<blocking_call*>(c->next().load(std::memory_order_relaxed));
+    c->fail(c, error);  // the last touch: the call may be gone after it
+    c = next;
+  }
+}
+
+bool blocking_pool::hand_to_idle(blocking_call* c, std::unique_lock<futex_mutex>& lock) noexcept {
   idle_slot* s = idle_;
   if (s == nullptr) {
     return false;
   }
   unlist(*s);
-  // Release: the thread that takes j (with acquire, maybe without the
+  // Release: the thread that takes c (with acquire, maybe without the
   // lock) sees what the submitter wrote into the call.
-  s->handed.store(j, std::memory_order_release);
+  s->handed.store(c, std::memory_order_release);
   s->word.store(1, std::memory_order_relaxed);
   lock.unlock();
   // After the unlock, so the woken thread does not find the lock held. The
@@ -91,14 +128,15 @@ bool blocking_pool::hand_to_idle(job* j, std::unique_lock<futex_mutex>& lock) no
   return true;
 }
 
-void blocking_pool::enqueue(job* j) noexcept {
-  j->next().store(nullptr, std::memory_order_relaxed);
+void blocking_pool::enqueue(blocking_call* c) noexcept {
+  c->next().store(nullptr, std::memory_order_relaxed);
   if (tail_ == nullptr) {
-    head_ = j;
+    head_ = c;
   } else {
-    tail_->next().store(j, std::memory_order_relaxed);
+    tail_->next().store(c, std::memory_order_relaxed);
   }
-  tail_ = j;
+  tail_ = c;
+  ++queued_;
 }
 
 void blocking_pool::unlist(idle_slot& s) noexcept {
@@ -114,7 +152,7 @@ void blocking_pool::unlist(idle_slot& s) noexcept {
   s.older = nullptr;
 }
 
-bool blocking_pool::start_thread(job* first) noexcept {
+bool blocking_pool::start_thread(blocking_call* first) noexcept {
   try {
     std::thread([this, first] { thread_main(first); }).detach();
     return true;
@@ -123,27 +161,45 @@ bool blocking_pool::start_thread(job* first) noexcept {
   }
 }
 
-void blocking_pool::thread_main(job* first) noexcept {
+void blocking_pool::thread_main(blocking_call* first) noexcept {
   // Its own name, not the name of the worker that started it (profilers,
   // top -H and the trace tell the two apart).
   ::pthread_setname_np(::pthread_self(), "fjord-blocking");
   idle_slot self;
+  const unsigned generation = fork_generation();
   std::unique_lock lock(mutex_, std::defer_lock);
-  for (job* j = first; j != nullptr;) {
-    run_job(j);
+  blocking_call* c = first;
+  if (c == nullptr) {  // started by set_limits for the queue
     lock.lock();
-    j = next_call(self, lock);
+    c = next_call(self, lock);
+    lock.unlock();
+  }
+  while (c != nullptr) {
+    run_job(c);
+    if (fork_generation() != generation) [[unlikely]] {
+      // The call forked and this is the child's one thread, with no caller
+      // to return to: the pool was forgotten there (its lock may have been
+      // held by a thread that is gone). The child ends as POSIX allows after
+      // a fork() of a multi-threaded process, with async-signal-safe calls
+      // only: no atexit handlers or static destructors, which would touch
+      // the state of threads the child does not have.
+      ::_exit(0);
+    }
+    lock.lock();
+    c = next_call(self, lock);
     lock.unlock();
   }
 }
 
-job* blocking_pool::next_call(idle_slot& self, std::unique_lock<futex_mutex>& lock) noexcept {
-  if (job* j = head_; j != nullptr) {
-    head_ = j->next().load(std::memory_order_relaxed);
+blocking_call* blocking_pool::next_call(idle_slot& self,
+                                        std::unique_lock<futex_mutex>& lock) noexcept {
+  if (blocking_call* c = head_; c != nullptr) {
+    head_ = static_cast<blocking_call*>(c->next().load(std::memory_order_relaxed));
     if (head_ == nullptr) {
       tail_ = nullptr;
     }
-    return j;
+    --queued_;
+    return c;
   }
   // The queue is empty, and stays so while any thread is idle (submit hands
   // calls to idle threads first): wait in the idle list, newest first.
@@ -154,8 +210,8 @@ job* blocking_pool::next_call(idle_slot& self, std::unique_lock<futex_mutex>& lo
   idle_ = &self;
   const auto idle_since = std::chrono::steady_clock::now();
   while (true) {
-    if (job* j = self.handed.exchange(nullptr, std::memory_order_acquire)) {
-      return j;  // submit unlisted us
+    if (blocking_call* c = self.handed.exchange(nullptr, std::memory_order_acquire)) {
+      return c;  // submit unlisted us
     }
     // Re-read each time: set_limits may change both and wake us.
     const auto left = idle_since + keep_alive_ - std::chrono::steady_clock::now();
@@ -169,9 +225,9 @@ job* blocking_pool::next_call(idle_slot& self, std::unique_lock<futex_mutex>& lo
     // A call handed over meanwhile set the word to 1 first (under the
     // lock we just left), so the wait returns at once: no lost wake-up.
     futex_wait_for(&self.word, 0, left);
-    if (job* j = self.handed.exchange(nullptr, std::memory_order_acquire)) {
+    if (blocking_call* c = self.handed.exchange(nullptr, std::memory_order_acquire)) {
       lock.lock();  // the caller expects it held
-      return j;
+      return c;
     }
     lock.lock();
   }
@@ -196,28 +252,23 @@ void blocking_pool::set_limits(std::size_t max_threads, std::chrono::nanoseconds
     futex_wake_one(&s->word);
   }
   // A raised limit starts threads for the calls that queued at the old one
-  // (none are queued while a thread is idle). If the system refuses a
-  // thread, the calls stay queued for the running ones.
-  while (head_ != nullptr && threads_ < max_threads_) {
-    job* j = head_;
-    head_ = j->next().load(std::memory_order_relaxed);
-    if (head_ == nullptr) {
-      tail_ = nullptr;
+  // (none are queued while a thread is idle). Each new thread starts at the
+  // queue, so the calls keep their order.
+  std::size_t start = std::min(queued_, max_threads_ > threads_ ? max_threads_ - threads_ : 0);
+  threads_ += start;
+  lock.unlock();
+  for (; start != 0; --start) {
+    if (start_thread(nullptr)) {
+      continue;
     }
-    ++threads_;
-    lock.unlock();
-    const bool started = start_thread(j);
+    // The system refused a thread: the calls stay queued for the threads
+    // running, or fail if there are none (as in submit).
     lock.lock();
-    if (!started) {
-      --threads_;
-      // Back at the head, in order, for the running threads.
-      j->next().store(head_, std::memory_order_relaxed);
-      head_ = j;
-      if (tail_ == nullptr) {
-        tail_ = j;
-      }
-      return;
-    }
+    threads_ -= start;
+    blocking_call* stranded = threads_ == 0 ? take_queue() : nullptr;
+    lock.unlock();
+    fail_all(stranded);
+    return;
   }
 }
 

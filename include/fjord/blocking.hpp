@@ -23,8 +23,10 @@ namespace fjord {
 /// library), so they never hold a worker. The pool makes a thread when a call
 /// finds none idle, up to a limit (512 unless set_blocking_limits says
 /// otherwise; beyond it calls queue), and an idle thread ends after its
-/// keep-alive (10 s). A call cannot be canceled once it runs. From a job
-/// that is not a coroutine, use fjord::block_in_place instead.
+/// keep-alive (10 s). A call cannot be canceled once it runs. If the system
+/// refuses a thread while none is running, the co_await throws
+/// std::system_error (resource_unavailable_try_again). From a job that is
+/// not a coroutine, use fjord::block_in_place instead.
 template <class F>
 [[nodiscard]] detail::blocking_awaiter<std::decay_t<F>> blocking(F&& f) {
   static_assert(std::is_invocable_v<std::decay_t<F>&>, "fjord::blocking needs a callable f()");

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -131,7 +134,10 @@ TEST(blocking, under_a_trickle_of_calls_the_threads_not_needed_end) {
   // trickle of calls one at a time and the others reach their keep-alive.
   // (Were idle threads woken in turn, each would be used every 8 calls,
   // well within its keep-alive, and all 8 would stay.)
-  fjord::set_blocking_limits(64, 200ms);
+  struct limits_restored {
+    ~limits_restored() { fjord::set_blocking_limits(512, 10s); }
+  } restore;
+  fjord::set_blocking_limits(64, 250ms);
   std::atomic<int> inside{0};
   std::atomic<bool> release{false};
   auto call = [&]() -> fjord::task<void> {
@@ -160,13 +166,43 @@ TEST(blocking, under_a_trickle_of_calls_the_threads_not_needed_end) {
     co_return co_await fjord::blocking([] { return 1; });
   };
   int calls = 0;
-  const auto until = std::chrono::steady_clock::now() + 1500ms;  // 7.5 keep-alives
+  // A call every 10 ms for 8 keep-alives: the thread that ran a call is
+  // idle again well before the next (a third thread stays only if that
+  // takes over 10 ms twice within a keep-alive).
+  const auto until = std::chrono::steady_clock::now() + 2s;
   while (std::chrono::steady_clock::now() < until) {
     calls += fjord::sync_wait(one_call());
-    std::this_thread::sleep_for(5ms);
+    std::this_thread::sleep_for(10ms);
   }
   EXPECT_GT(calls, 0);
   EXPECT_LE(fjord::blocking_threads(), 2u);
+}
+
+TEST(blocking, a_child_forked_inside_a_call_ends_when_the_call_returns) {
+  // In the child, the forking thread is the only one and the pool is
+  // forgotten: when f returns, the child ends with _exit(0) rather than go
+  // idle in the forgotten pool for its keep-alive (or hang on its lock).
+  fjord::set_blocking_limits(512, 60s);
+  const pid_t child = fjord::sync_wait([]() -> fjord::task<pid_t> {
+    co_return co_await fjord::blocking([] { return ::fork(); });
+  }());
+  if (child == 0) {
+    return;  // not reached: the child's only thread ends once f returns
+  }
+  ASSERT_GT(child, 0);
+  int status = 0;
+  pid_t ended = 0;
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while ((ended = ::waitpid(child, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(1ms);
+  }
+  if (ended == 0) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, &status, 0);
+  }
+  ASSERT_EQ(ended, child) << "the child was still there after 20 s";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
   fjord::set_blocking_limits(512, 10s);
 }
 

@@ -46,12 +46,18 @@ class blocking_awaiter {
   }
 
  private:
-  struct call : job {
-    explicit call(blocking_awaiter* a) noexcept : job(&execute), self(a) {}
+  struct call : blocking_call {
+    explicit call(blocking_awaiter* a) noexcept : blocking_call(&execute, &fail_with), self(a) {}
     static void execute(job* j) noexcept {
       blocking_awaiter* a = static_cast<call*>(j)->self;
       a->result_.run(a->f_);
       a->waiter_.wake();  // the last touch: the awaiter may be gone after it
+    }
+    // Queued, but no thread will ever run it: the co_await throws e.
+    static void fail_with(blocking_call* c, std::exception_ptr e) noexcept {
+      blocking_awaiter* a = static_cast<call*>(c)->self;
+      a->result_.set_error(std::move(e));
+      a->waiter_.wake();
     }
     blocking_awaiter* self;
   };

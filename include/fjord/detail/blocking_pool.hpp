@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <mutex>
 
 #include "fjord/detail/chrono.hpp"
@@ -10,6 +11,15 @@
 #include "fjord/detail/job.hpp"
 
 namespace fjord::detail {
+
+// A call for the blocking pool: the job that runs it, and how to end it
+// with an error instead if it can never run (no thread is running and none
+// can be made).
+struct blocking_call : job {
+  using fail_fn = void (*)(blocking_call*, std::exception_ptr) noexcept;
+  blocking_call(execute_fn run, fail_fn fail_with) noexcept : job(run), fail(fail_with) {}
+  fail_fn fail;
+};
 
 // The threads fjord::blocking runs its calls on, apart from every pool's
 // workers: a thread is made when a call finds none idle (up to a limit,
@@ -27,9 +37,10 @@ class blocking_pool {
  public:
   static blocking_pool& instance();
 
-  // Runs j on one of the threads. Throws std::system_error when no thread
-  // is running and none can be made.
-  void submit(job* j);
+  // Runs c on one of the threads. Throws std::system_error when no thread
+  // is running and none can be made (and fails the calls queued meanwhile
+  // with the same error).
+  void submit(blocking_call* c);
 
   // fjord::set_blocking_limits.
   void set_limits(std::size_t max_threads, std::chrono::nanoseconds keep_alive);
@@ -44,29 +55,34 @@ class blocking_pool {
     std::atomic<std::uint32_t> word{0};
     // The call handed over. Set under mutex_ while the slot is listed (and
     // unlisted in the same critical section), taken by its thread.
-    std::atomic<job*> handed{nullptr};
+    std::atomic<blocking_call*> handed{nullptr};
     idle_slot* newer = nullptr;  // guarded: the idle list, newest first
     idle_slot* older = nullptr;
   };
 
   blocking_pool() = default;
   static void forget_in_child() noexcept;
-  void thread_main(job* first) noexcept;
+  // first nullptr: the thread starts at the queue.
+  void thread_main(blocking_call* first) noexcept;
   // The thread's next call after one ended, or nullptr when it is to end
   // (its place given back). Called and returns with lock held.
-  job* next_call(idle_slot& self, std::unique_lock<futex_mutex>& lock) noexcept;
-  // Under lock: j to the newest idle thread, if any, waking it after the
+  blocking_call* next_call(idle_slot& self, std::unique_lock<futex_mutex>& lock) noexcept;
+  // Under lock: c to the newest idle thread, if any, waking it after the
   // unlock. false (lock still held) when no thread is idle.
-  bool hand_to_idle(job* j, std::unique_lock<futex_mutex>& lock) noexcept;
-  void enqueue(job* j) noexcept;       // under mutex_
+  bool hand_to_idle(blocking_call* c, std::unique_lock<futex_mutex>& lock) noexcept;
+  void enqueue(blocking_call* c) noexcept;  // under mutex_
+  blocking_call* take_queue() noexcept;     // under mutex_: the whole queue
+  // c and the calls linked after it end with the no-thread error.
+  static void fail_all(blocking_call* c) noexcept;
   void unlist(idle_slot& s) noexcept;  // under mutex_
   // A detached thread for a place already counted in threads_, starting
   // with first; false when the system refuses one (the place not given back).
-  bool start_thread(job* first) noexcept;
+  bool start_thread(blocking_call* first) noexcept;
 
   mutable futex_mutex mutex_;
-  job* head_ = nullptr;  // guarded: calls waiting for a thread, oldest first
-  job* tail_ = nullptr;
+  blocking_call* head_ = nullptr;  // guarded: calls waiting for a thread, oldest first
+  blocking_call* tail_ = nullptr;
+  std::size_t queued_ = 0;     // guarded: calls in the queue
   idle_slot* idle_ = nullptr;  // guarded: the idle thread that went idle last
   std::size_t threads_ = 0;    // guarded
   std::size_t max_threads_ = 512;

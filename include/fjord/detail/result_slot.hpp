@@ -42,6 +42,9 @@ class result_slot {
     }
   }
 
+  // Instead of running the callable: the call ends with e.
+  void set_error(std::exception_ptr e) noexcept { error_ = std::move(e); }
+
   bool has_error() const noexcept { return error_ != nullptr; }
   const std::exception_ptr& error() const noexcept { return error_; }
 

@@ -92,8 +92,9 @@ TEST(blocking, many_blocked_calls_do_not_hold_the_workers) {
   EXPECT_EQ(done.load(), 16);
 }
 
-TEST(blocking, the_pool_grows_on_demand_and_shrinks_when_idle) {
-  fjord::set_blocking_limits(64, 50ms);
+// Makes n calls that each wait until all n are inside (30 s at most), so
+// the pool grows to n threads at least; returns how many got inside.
+int calls_inside_at_once(int n) {
   std::atomic<int> inside{0};
   std::atomic<bool> release{false};
   auto call = [&]() -> fjord::task<void> {
@@ -105,20 +106,25 @@ TEST(blocking, the_pool_grows_on_demand_and_shrinks_when_idle) {
     });
   };
   std::thread releaser([&] {
-    // All 8 calls run at once: the pool grew to 8 threads at least.
     const auto give_up = std::chrono::steady_clock::now() + 30s;
-    while (inside < 8 && std::chrono::steady_clock::now() < give_up) {
+    while (inside < n && std::chrono::steady_clock::now() < give_up) {
       std::this_thread::sleep_for(1ms);
     }
     release = true;
   });
   std::vector<fjord::task<void>> tasks;
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < n; ++i) {
     tasks.push_back(call());
   }
   fjord::sync_wait(fjord::when_all(std::move(tasks)));
   releaser.join();
-  EXPECT_EQ(inside.load(), 8);
+  return inside.load();
+}
+
+TEST(blocking, the_pool_grows_on_demand_and_shrinks_when_idle) {
+  fjord::set_blocking_limits(64, 50ms);
+  const int inside = calls_inside_at_once(8);
+  EXPECT_EQ(inside, 8);
   EXPECT_GE(fjord::blocking_threads(), 8u);
   // Idle threads end after the keep-alive.
   const auto give_up = std::chrono::steady_clock::now() + 30s;
@@ -138,29 +144,8 @@ TEST(blocking, under_a_trickle_of_calls_the_threads_not_needed_end) {
     ~limits_restored() { fjord::set_blocking_limits(512, 10s); }
   } restore;
   fjord::set_blocking_limits(64, 250ms);
-  std::atomic<int> inside{0};
-  std::atomic<bool> release{false};
-  auto call = [&]() -> fjord::task<void> {
-    co_await fjord::blocking([&] {
-      inside.fetch_add(1);
-      while (!release) {
-        std::this_thread::sleep_for(1ms);
-      }
-    });
-  };
-  std::thread releaser([&] {
-    const auto give_up = std::chrono::steady_clock::now() + 30s;
-    while (inside < 8 && std::chrono::steady_clock::now() < give_up) {
-      std::this_thread::sleep_for(1ms);
-    }
-    release = true;
-  });
-  std::vector<fjord::task<void>> tasks;
-  for (int i = 0; i < 8; ++i) {
-    tasks.push_back(call());
-  }
-  fjord::sync_wait(fjord::when_all(std::move(tasks)));
-  releaser.join();
+  const int inside = calls_inside_at_once(8);
+  ASSERT_EQ(inside, 8);
   ASSERT_GE(fjord::blocking_threads(), 8u);
   auto one_call = []() -> fjord::task<int> {
     co_return co_await fjord::blocking([] { return 1; });

@@ -389,6 +389,9 @@ bool pool_core::shut_down(bool abandon_waiting) noexcept {
   for (const auto& s : shards_) {
     wait_for_submitters(*s);
   }
+  while (pinned_submitters_.load(std::memory_order_seq_cst) != 0) {
+    std::this_thread::yield();
+  }
   // A paused pool could never drain.
   resume();
   if (abandon_waiting) {
@@ -623,7 +626,8 @@ void pool_core::clear_presumed_block_locked(worker& w) noexcept {
 }
 
 bool pool_core::retire(worker& w) noexcept {
-  if (w.deque.maybe_nonempty() || w.runnext.load(std::memory_order_relaxed) != nullptr) {
+  if (w.deque.maybe_nonempty() || w.runnext.load(std::memory_order_relaxed) != nullptr ||
+      w.inbox.maybe_nonempty()) {
     return true;  // its own jobs first
   }
   if (!w.preferred_to_retire &&
@@ -682,6 +686,13 @@ bool pool_core::park_retired(worker& w) noexcept {
         active = true;
         break;
       }
+      if (w.inbox.maybe_nonempty()) {
+        // A job posted to this thread alone (its poster unparked us after
+        // the push): back to run it, not as a searcher.
+        rejoin_for_pinned_work_locked(w);
+        active = true;
+        break;
+      }
     }
     w.sleeper.park();
   }
@@ -704,7 +715,7 @@ bool pool_core::try_end_locked() noexcept {
       cold_->idle_main_loop + cold_->retired.size() != cold_->reserved ||
       (waiting_.load(std::memory_order_seq_cst) != 0 &&
        !abandon_waiting_.load(std::memory_order_relaxed)) ||
-      any_work_visible()) {
+      any_work_visible() || any_pinned_work()) {
     return false;
   }
   exit_.store(true, std::memory_order_release);
@@ -929,7 +940,7 @@ pool_stats pool_core::stats() const {
   s.workers.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     s.workers.push_back(workers_[i]->counters.snapshot());
-    s.workers.back().queue_depth = workers_[i]->deque.size_hint();
+    s.workers.back().queue_depth = workers_[i]->deque.size_hint() + workers_[i]->inbox.depth();
   }
   s.suppressed_exceptions = suppressed_.load(std::memory_order_relaxed);
   if (fork_generation_ == fork_generation()) {  // a fork child may not take the lock

@@ -115,7 +115,7 @@ bool pool_core::leave_after_idle_timeout(worker& w) noexcept {
   // leaving does, docs/scheduler.md "Leaving the search"); the heavy fence
   // pairs with the pushers' light fences.
   heavy_fence();
-  const bool work = any_work_visible();
+  const bool work = any_work_visible() || w.inbox.maybe_nonempty();
   std::lock_guard lock(cold_->idle_mutex);
   if (work || size() <= min_workers() || cold_->running <= min_workers() ||
       drained_.load(std::memory_order_relaxed)) {

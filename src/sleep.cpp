@@ -133,7 +133,7 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
   // the check below, or our census entry is visible to its wake-up check.
   heavy_fence();
   bool ready = exit_.load(std::memory_order_acquire) || any_work_visible() ||
-               (until != nullptr && until->done());
+               w.inbox.maybe_nonempty() || (until != nullptr && until->done());
   // Relaxed: wait_idle() registers under cold_->idle_mutex, which we took to go
   // idle, so either we see its count or it sees us idle.
   if (!ready && until == nullptr && idle_waiters_.load(std::memory_order_relaxed) != 0) {

@@ -260,6 +260,10 @@ job* pool_core::take_one(shard& s) noexcept {
 }
 
 job* pool_core::take_injected_fairly(worker& w) noexcept {
+  // Jobs posted to this thread alone first: nobody else can take them.
+  if (job* j = take_pinned(w)) {
+    return j;
+  }
   if ((++w.fair_turns & 3) == 0) {
     if (job* j = take_one(low_)) {
       w.counters.injected_taken.bump();
@@ -285,6 +289,9 @@ std::size_t pool_core::take_normal(worker& w, job** batch) noexcept {
 }
 
 job* pool_core::take_injected(worker& w) noexcept {
+  if (job* j = take_pinned(w)) {
+    return j;
+  }
   if (job* j = take_one(high_)) {
     w.counters.injected_taken.bump();
     return j;

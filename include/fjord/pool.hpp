@@ -7,6 +7,7 @@
 #include <iterator>
 #include <memory>
 #include <new>
+#include <optional>
 #include <ranges>
 #include <type_traits>
 #include <utility>
@@ -175,6 +176,40 @@ class pool {
     return submit_at(level, std::forward<F>(f));
   }
 
+  /// Runs f() on the pool's thread number `thread` and on no other one
+  /// (Eff_ThreadPool's commit(f, index)): a last resort, for work tied to
+  /// one thread, such as its thread-local state. Threads are numbered as
+  /// pool_options::on_thread_start says, below thread_count(). The job
+  /// waits until that thread is between jobs and then runs before any
+  /// other queued work: a thread busy with one long job, blocked
+  /// (fjord::block_in_place) or paused runs it only afterwards, and no
+  /// other thread takes it meanwhile. A thread that retired (scaling, or
+  /// a spare whose worker came back) comes back to run it. Its exception
+  /// goes to the pool's unhandled_exception_handler. Throws
+  /// std::out_of_range naming a thread the pool does not have, and
+  /// fjord::shutdown_error once the pool is closing (from outside it).
+  template <detail::storable_callable F>
+  void post_to(std::size_t thread, F&& f) {
+    post_job(std::forward<F>(f),
+             [this, thread](detail::job* j) { core_->inject_to_thread(thread, j); });
+  }
+  /// post_to() with a future for f's result or exception.
+  template <detail::storable_callable F>
+  [[nodiscard]] auto submit_to(std::size_t thread, F&& f)
+      -> future<std::invoke_result_t<std::decay_t<F>&>> {
+    using value_t = std::invoke_result_t<std::decay_t<F>&>;
+    using job_t = detail::submitted_job<std::decay_t<F>, value_t>;
+    auto* j = job_t::make(std::forward<F>(f), core_);
+    future<value_t> result(j);
+    try {
+      core_->inject_to_thread(thread, j);
+    } catch (...) {
+      j->release();  // the job's reference; `result` drops the other
+      throw;
+    }
+    return result;
+  }
+
   /// Runs f() on a worker of this pool and returns its result (or rethrows):
   /// the way into a pool from outside, so that the joins, groups and
   /// algorithms f starts run on this pool (rayon's install, oneTBB's
@@ -194,6 +229,15 @@ class pool {
   [[nodiscard]] detail::schedule_awaiter schedule(priority level) {
     detail::check_priority(level);
     return detail::schedule_awaiter(*core_, level);
+  }
+
+  /// co_await pool.schedule_on(thread) continues the calling coroutine on
+  /// the pool's thread number `thread`, as post_to() runs a job there (at
+  /// once if it already runs on it). Only until its next suspension: a
+  /// coroutine woken later comes back to the pool, on any thread. The
+  /// co_await throws what post_to() would.
+  [[nodiscard]] detail::schedule_on_awaiter schedule_on(std::size_t thread) noexcept {
+    return detail::schedule_on_awaiter(*core_, thread);
   }
 
   /// Blocks until the pool has nothing to do: every job submitted so far
@@ -233,6 +277,19 @@ class pool {
 
   /// True when the calling thread is one of this pool's workers.
   bool owns_current_thread() const noexcept { return detail::current_worker_of(core_) != nullptr; }
+  /// The calling thread's number in this pool (as post_to() takes it), or
+  /// nullopt on a thread that is none of the pool's.
+  std::optional<std::size_t> this_thread_index() const noexcept {
+    if (const detail::worker* w = detail::current_worker_of(core_)) {
+      return w->index;
+    }
+    return std::nullopt;
+  }
+  /// The threads the pool has made so far: its workers and the spares that
+  /// stood in for blocked ones, numbered 0 to thread_count() - 1. A thread,
+  /// once made, stays until the pool ends (retired, it parks), so this
+  /// never shrinks.
+  std::size_t thread_count() const noexcept { return core_->thread_count(); }
 
  private:
   friend struct detail::pool_access;

@@ -45,7 +45,8 @@ struct worker_stats {
   /// The rest: running jobs, including time blocked inside one (life minus
   /// parked and searching).
   std::chrono::nanoseconds busy{0};
-  /// Jobs on the worker's deque when the snapshot was taken (0 for a sum).
+  /// Jobs on the worker's deque, and posted to its thread alone
+  /// (pool::post_to) and not yet begun, when the snapshot was taken (0 for a sum).
   std::uint64_t queue_depth = 0;
   job_duration_histogram job_durations{};  ///< sampled, see above
 

@@ -109,6 +109,12 @@ class pool_core {
   // Throws like inject().
   void inject_at_level(priority p, job* first, job* last, std::uint64_t count);
 
+  // Any thread: j runs on the pool's thread number `index` and on no other
+  // (pool::post_to; docs/scheduler.md, "Pinned jobs"). Throws
+  // std::out_of_range naming an index with no thread, and like inject()
+  // once the pool is being destroyed; j is then not enqueued.
+  void inject_to_thread(std::size_t index, job* j);
+
   // Any thread. Enqueues the chain first..last (linked through job::next),
   // `count` jobs, on the injection path.
   // Throws fjord::shutdown_error once the pool is being destroyed, unless the
@@ -508,6 +514,15 @@ class pool_core {
   // About 4-8 us at 2-4 GHz (Go's thieves wait 3 us before taking runnext).
   static constexpr std::uint64_t runnext_grace = 16384;
   bool any_work_visible() const noexcept;
+  // A job waits in some thread's inbox (pinned jobs are not in
+  // any_work_visible(): a worker that cannot take them must not stay awake
+  // for them, but the pool is neither idle nor done while one waits).
+  bool any_pinned_work() const noexcept;
+  // The next job posted to w alone, or nullptr (w's own thread only).
+  static job* take_pinned(worker& w) noexcept;
+  // Under the idle mutex: a retired w with jobs in its inbox rejoins the
+  // running set to run them (the surplus then retires again).
+  void rejoin_for_pinned_work_locked(worker& w) noexcept;
   // Parks w until woken (or deadline); returns false when the pool has ended.
   bool sleep(worker& w, const completion_latch* until, deadline_t deadline) noexcept;
   // lend_this_cpu: the caller is about to block (begin_blocking); the woken
@@ -547,6 +562,9 @@ class pool_core {
   // Threads inside resume_waiting() from outside (see there).
   std::atomic<std::uint32_t> wakers_{0};
   std::atomic<bool> abandon_waiting_{false};  // see shut_down()
+  // Threads from outside inside inject_to_thread() (the shards' submitter
+  // count, for the inboxes: see shut_down()).
+  std::atomic<std::uint32_t> pinned_submitters_{0};
   // More threads run than size(): one retires at its next job boundary.
   alignas(false_sharing_range) std::atomic<bool> surplus_{false};
   // 1 while paused; the futex paused workers sleep on. On surplus_'s line:

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <coroutine>
+#include <cstddef>
 
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/resume_job.hpp"
@@ -33,6 +34,27 @@ class schedule_awaiter : resume_job {
  private:
   pool_core* pool_;
   priority level_;
+};
+
+// co_await pool.schedule_on(thread): continues the coroutine on that thread
+// of the pool (pool_core::inject_to_thread). Already on it: carries on.
+class schedule_on_awaiter : resume_job {
+ public:
+  schedule_on_awaiter(pool_core& p, std::size_t thread) noexcept : pool_(&p), thread_(thread) {}
+
+  bool await_ready() const noexcept {
+    const worker* w = current_worker_of(pool_);
+    return w != nullptr && w->index == thread_;
+  }
+  void await_suspend(std::coroutine_handle<> h) {
+    handle = h;
+    pool_->inject_to_thread(thread_, this);
+  }
+  void await_resume() const noexcept {}
+
+ private:
+  pool_core* pool_;
+  std::size_t thread_;
 };
 
 // co_await fjord::yield(): lets the worker run its other work first. The

@@ -10,6 +10,7 @@
 
 #include "fjord/detail/chrono.hpp"
 #include "fjord/detail/config.hpp"
+#include "fjord/detail/injection_queue.hpp"
 #include "fjord/detail/job_heap.hpp"
 #include "fjord/detail/parker.hpp"
 #include "fjord/detail/work_stealing_deque.hpp"
@@ -120,6 +121,10 @@ struct alignas(false_sharing_range) worker {
   // (docs/scheduler.md, "The runnext slot").
   std::atomic<job*> runnext{nullptr};
   std::atomic<std::uint64_t> runnext_since{0};  // cycle_clock ticks when set
+  // Jobs posted to this thread alone (pool::post_to), which no other
+  // worker may take. Consumed only by its owner, at the points
+  // docs/scheduler.md lists ("Pinned jobs").
+  injection_queue inbox;
   pool_core* const pool;
   const std::uint32_t index;
   // A join's completion_latch word (count 1, this worker waiting), ready-made.

@@ -89,7 +89,11 @@ void pool_core::inject_to_thread(std::size_t index, job* j) {
 }
 
 job* pool_core::take_pinned(worker& w) noexcept {
-  if (!w.inbox.maybe_nonempty_hint()) {
+  // Not the tail-only hint: after a pop that raced a push, the tail can
+  // be the sentinel while a job still waits behind the head, and the hint
+  // would then miss it for good (a livelock: the end rule sees the job, so
+  // the pool never ends, and its thread never takes it).
+  if (!w.inbox.maybe_nonempty()) {
     return nullptr;
   }
   // The owner is the inbox's only consumer: the lock never fails here.

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -11,6 +13,8 @@
 #include <vector>
 
 #include "fjord/channel.hpp"
+#include "fjord/detail/assert.hpp"
+#include "fjord/detail/frame_allocator.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
@@ -94,6 +98,85 @@ TEST(go, an_escaping_exception_reaches_the_pools_handler) {
     fjord::go(p, [] { throw std::runtime_error("process failed"); });
   }
   EXPECT_EQ(reported.load(), 2);
+}
+
+// A process whose function holds no state and takes its parameters by value
+// (or by std::ref) is its own coroutine: no root frame around it
+// (detail::process_needs_no_root).
+fjord::task<void> plain_process(fjord::channel<int> in, std::atomic<int>& started) {
+  started.fetch_add(1);
+  (void)co_await in.receive();
+}
+
+namespace shapes {
+using fjord::detail::process_needs_no_root;
+using ch = fjord::channel<int>;
+using counter_ref = std::reference_wrapper<std::atomic<int>>;
+using by_value = decltype([](ch, int) -> fjord::task<void> { co_return; });
+using by_const_ref = decltype([](ch, const int&) -> fjord::task<void> { co_return; });
+using generic = decltype([](auto) -> fjord::task<void> { co_return; });
+using with_default = decltype([](ch, int = 0) -> fjord::task<void> { co_return; });
+static_assert(process_needs_no_root<decltype(plain_process)&, ch, counter_ref>());
+static_assert(process_needs_no_root<decltype(&plain_process), ch&, counter_ref>());
+static_assert(process_needs_no_root<by_value&, ch, int>());
+// The frame would hold a reference into go()'s own arguments.
+static_assert(!process_needs_no_root<by_const_ref&, ch, int>());
+static_assert(process_needs_no_root<by_const_ref&, ch, std::reference_wrapper<int>>());
+// A reference parameter given a plain argument, not a std::ref.
+static_assert(!process_needs_no_root<decltype(plain_process)&, ch, std::atomic<int>&>());
+static_assert(!process_needs_no_root<generic&, int>());
+static_assert(!process_needs_no_root<with_default&, ch>());
+}  // namespace shapes
+
+TEST(go, a_blocked_process_costs_one_frame_when_it_needs_no_root) {
+  if (FJORD_ASSERTIONS == 0) {
+    GTEST_SKIP() << "frames are counted only in builds with assertions";
+  }
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  constexpr int n = 1000;
+  fjord::channel<int> gate(0);
+  std::atomic<int> started{0};
+  const std::int64_t before = fjord::detail::frame_allocator::live_frames();
+  for (int i = 0; i < n; ++i) {
+    fjord::go(p, plain_process, gate, std::ref(started));
+  }
+  while (started.load() != n) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(fjord::detail::frame_allocator::live_frames() - before, n);
+  // A capturing lambda keeps a root frame that owns its captures.
+  std::atomic<int>* count = &started;
+  for (int i = 0; i < n; ++i) {
+    fjord::go(p, [gate, count]() -> fjord::task<void> {
+      count->fetch_add(1);
+      (void)co_await gate.receive();
+    });
+  }
+  while (started.load() != 2 * n) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(fjord::detail::frame_allocator::live_frames() - before, 3 * n);
+  gate.close();
+  p.wait_idle();
+  EXPECT_EQ(fjord::detail::frame_allocator::live_frames(), before);
+}
+
+TEST(go, a_root_free_process_reports_its_exception_to_its_pool) {
+  std::atomic<int> reported{0};
+  fjord::pool p(fjord::pool_options{
+      .workers = 1, .unhandled_exception_handler = [&](std::exception_ptr) { reported += 1; }});
+  auto failing = [](int code) -> fjord::task<int> {
+    if (code != 0) {
+      throw std::runtime_error("failed");
+    }
+    co_return code;
+  };
+  static_assert(fjord::detail::process_needs_no_root<decltype(failing)&, int>());
+  for (int i = 0; i < 10; ++i) {
+    fjord::go(p, failing, i % 2);
+  }
+  p.wait_idle();
+  EXPECT_EQ(reported.load(), 5);
 }
 
 // A million processes blocked on one channel cost no threads; one close()

@@ -1,13 +1,9 @@
 #pragma once
 
-#include <coroutine>
-#include <exception>
 #include <stdexcept>
 #include <utility>
 
-#include "fjord/detail/detached_root.hpp"
-#include "fjord/detail/resume_job.hpp"
-#include "fjord/detail/task_promise.hpp"
+#include "fjord/detail/detached_task.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/task.hpp"
 
@@ -24,7 +20,7 @@ void spawn(pool& p, task<T> t) {
     throw std::invalid_argument(
         "fjord::spawn: the task is empty (default-constructed or moved-from)");
   }
-  detail::start_detached(detail::pool_access::core(p), detail::make_detached_root(std::move(t)));
+  detail::start_detached(p, std::move(t));
 }
 
 }  // namespace fjord

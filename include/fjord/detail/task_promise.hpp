@@ -3,11 +3,13 @@
 #include <concepts>
 #include <coroutine>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <new>
 #include <type_traits>
 #include <utility>
 
+#include "fjord/detail/config.hpp"
 #include "fjord/detail/frame_allocator.hpp"
 #include "fjord/detail/transfer.hpp"
 
@@ -28,6 +30,42 @@ inline constexpr bool is_task_v<task<T>> = true;
 // task.hpp needs no <stdexcept>).
 [[noreturn]] void throw_empty_task();
 
+class pool_core;
+
+// A detached task (spawn, go) has no coroutine to resume when it ends: its
+// continuation holds the pool it reports to, tagged in the low bit, which
+// no coroutine frame's address has (frames are at least 8-byte aligned).
+// It is compared and decoded, never resumed. So a detached task needs no
+// root coroutine around it, which would cost a second frame per process.
+inline std::coroutine_handle<> detached_mark(pool_core* p) noexcept {
+  return std::coroutine_handle<>::from_address(static_cast<char*>(static_cast<void*>(p)) + 1);
+}
+inline bool is_detached_mark(std::coroutine_handle<> h) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(h.address()) & 1) != 0;
+}
+inline pool_core* detached_pool(std::coroutine_handle<> mark) noexcept {
+  return static_cast<pool_core*>(static_cast<void*>(static_cast<char*>(mark.address()) - 1));
+}
+// Sends the exception that ended a detached task to p's
+// unhandled_exception_handler (out of line: pool_core is not complete here).
+void report_detached_error(pool_core* p, const std::exception_ptr& e) noexcept;
+
+// The end of a detached task: its exception (if any) to its pool, then its
+// frame freed. Out of line: the co_await chain's completion stays a test
+// and a tail call.
+template <class Promise>
+FJORD_NOINLINE void end_detached(std::coroutine_handle<Promise> h) noexcept {
+  Promise& promise = h.promise();
+  if (promise.has_error()) {
+    try {
+      static_cast<void>(promise.result());
+    } catch (...) {
+      report_detached_error(detached_pool(promise.continuation), std::current_exception());
+    }
+  }
+  h.destroy();
+}
+
 // What every fjord coroutine promise shares: frames from the frame
 // allocator, the coroutine to resume when this one ends, and the stop token
 // it runs under (inherited from whoever awaits it).
@@ -47,11 +85,23 @@ class promise_base {
     bool await_ready() const noexcept { return false; }
     template <class Promise>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> h) const noexcept {
-      return transfer_to(h, h.promise().continuation);
+      const std::coroutine_handle<> next = h.promise().continuation;
+      if (is_detached_mark(next)) [[unlikely]] {
+        end_detached(h);  // h is gone after this
+        return std::noop_coroutine();
+      }
+      return transfer_to(h, next);
     }
     void await_resume() const noexcept {}
   };
   final_awaiter final_suspend() const noexcept { return {}; }
+
+  // Started by nobody's co_await (spawn, go): ends by reporting to p and
+  // freeing its own frame (see detached_mark).
+  void detach(pool_core* p) noexcept {
+    continuation = detached_mark(p);
+    stop_token_address = nullptr;  // nobody can ask it to stop
+  }
 
   // Called when `parent` awaits this coroutine.
   template <class Parent>
@@ -217,6 +267,12 @@ struct task_access {
   template <class T>
   static std::coroutine_handle<task_promise<T>> handle(const task<T>& t) noexcept {
     return t.handle_;
+  }
+
+  // Gives up t's frame without destroying it (a detached task frees itself).
+  template <class T>
+  static void release(task<T>& t) noexcept {
+    t.handle_ = {};
   }
 
   // The result of a finished task: the value (moved out), or its exception.

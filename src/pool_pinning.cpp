@@ -45,13 +45,16 @@ struct pinned_node final : job {
 
 void pool_core::inject_to_thread(std::size_t index, job* j) {
   const std::size_t made = thread_count();
-  if (index >= made) {
+  const worker* self = current_worker_of(this);
+  // A thread just started may run its start hook and first jobs before
+  // its starter counted it: its own index is valid all the same.
+  if (index >= made && (self == nullptr || self->index != index)) {
     throw std::out_of_range("fjord::pool: no thread " + std::to_string(index) +
                             " to run a job on: the pool has made " + std::to_string(made) +
                             " threads, numbered from 0");
   }
   worker& target = *workers_[index];
-  const bool own = current_worker_of(this) != nullptr;
+  const bool own = self != nullptr;
   if (!own) {
     if (fork_generation_ != fork_generation()) [[unlikely]] {
       throw_forked();
@@ -121,8 +124,10 @@ bool pool_core::any_pinned_work() const noexcept {
 void pool_core::rejoin_for_pinned_work_locked(worker& w) noexcept {
   std::erase(cold_->retired, &w);
   w.retired = false;
-  ++cold_->running;
-  update_surplus_locked();
+  // As a thread back from blocking: it may settle a phantom sleeper that
+  // counted on it as a stand-in, and it is the one to retire again.
+  rejoin_running_locked(w);
+  wake_monitor_locked();
 }
 
 }  // namespace fjord::detail

@@ -118,7 +118,8 @@ std::string to_prometheus(const pool_stats& stats, std::string_view pool_name) {
     out.sample("fjord_worker_seconds_total", static_cast<long>(i), "state=\"parked\"",
                number(seconds(w.parked)));
   }
-  out.family("fjord_queue_depth", "gauge", "Jobs on each worker's deque.");
+  out.family("fjord_queue_depth", "gauge",
+             "Jobs on each worker's deque or posted to its thread alone.");
   for (std::size_t i = 0; i < stats.workers.size(); ++i) {
     out.sample("fjord_queue_depth", static_cast<long>(i), "",
                std::to_string(stats.workers[i].queue_depth));

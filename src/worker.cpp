@@ -260,18 +260,28 @@ job* pool_core::take_one(shard& s) noexcept {
 }
 
 job* pool_core::take_injected_fairly(worker& w) noexcept {
-  // Jobs posted to this thread alone first: nobody else can take them.
-  if (job* j = take_pinned(w)) {
-    return j;
-  }
-  if ((++w.fair_turns & 3) == 0) {
+  const std::uint32_t turn = ++w.fair_turns;
+  if ((turn & 3) == 0) {
     if (job* j = take_one(low_)) {
       w.counters.injected_taken.bump();
       return j;
     }
   }
+  // Jobs posted to this thread alone and normal injected work take turns
+  // going first: the search takes the inbox first, so a thread whose inbox
+  // never empties (a job that posts itself to its own thread again) still
+  // takes injected work every other fair turn.
+  const bool pinned_first = (turn & 1) != 0;
+  if (pinned_first) {
+    if (job* j = take_pinned(w)) {
+      return j;
+    }
+  }
   job* batch[injection_batch];
-  return keep_batch(w, batch, take_normal(w, batch));
+  if (job* j = keep_batch(w, batch, take_normal(w, batch))) {
+    return j;
+  }
+  return pinned_first ? nullptr : take_pinned(w);
 }
 
 std::size_t pool_core::take_normal(worker& w, job** batch) noexcept {

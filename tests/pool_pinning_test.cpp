@@ -15,6 +15,7 @@
 #include "fjord/block_in_place.hpp"
 #include "fjord/join.hpp"
 #include "fjord/pool.hpp"
+#include "fjord/priority.hpp"
 #include "fjord/shutdown_error.hpp"
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
@@ -50,17 +51,17 @@ TEST(pinning, threads_are_numbered_from_zero_and_outsiders_have_no_number) {
 
 TEST(pinning, every_job_runs_once_on_its_thread_under_posts_from_many_threads) {
   fjord::pool p(fjord::pool_options{.workers = 2});
-  constexpr int posters = 4;
-  constexpr int per_poster = 5000;
+  constexpr std::size_t posters = 4;
+  constexpr std::size_t per_poster = 5000;
   std::vector<std::atomic<int>> runs(posters * per_poster);
   std::atomic<int> misplaced{0};
   std::vector<std::thread> threads;
-  for (int t = 0; t < posters; ++t) {
+  for (std::size_t t = 0; t < posters; ++t) {
     threads.emplace_back([&, t] {
       std::mt19937 rng(static_cast<unsigned>(t) + 1);
-      for (int i = 0; i < per_poster; ++i) {
+      for (std::size_t i = 0; i < per_poster; ++i) {
         const std::size_t target = rng() % 2;
-        const auto k = static_cast<std::size_t>(t * per_poster + i);
+        const std::size_t k = t * per_poster + i;
         auto job = [&, target, k] {
           if (p.this_thread_index() != target) {
             misplaced.fetch_add(1);
@@ -283,6 +284,108 @@ TEST(pinning, a_job_may_pin_work_to_its_own_thread_and_wait_for_it) {
     return p.submit_to(self, [&p] { return p.this_thread_index().value(); }).get();
   });
   EXPECT_LT(index, 2u);
+}
+
+// One lap of a job that posts itself to thread 0 again until told to stop.
+struct lap {
+  fjord::pool* pool;
+  std::atomic<bool>* stop;
+  std::atomic<long>* laps;
+  void operator()() const {
+    laps->fetch_add(1);
+    if (!stop->load()) {
+      pool->post_to(0, *this);
+    }
+  }
+};
+
+TEST(pinning, a_thread_that_keeps_pinning_work_still_takes_submitted_work) {
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  std::atomic<bool> stop{false};
+  std::atomic<long> laps{0};
+  p.post_to(0, lap{&p, &stop, &laps});
+  ASSERT_TRUE(eventually([&] { return laps.load() > 1000; }));
+  // Its inbox never empties; submitted work of every level still runs.
+  auto normal = p.submit([] { return 1; });
+  auto low = p.submit(fjord::priority::low, [] { return 2; });
+  auto high = p.submit(fjord::priority::high, [] { return 3; });
+  EXPECT_EQ(normal.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(low.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(high.wait_for(10s), std::future_status::ready);
+  stop = true;
+  p.wait_idle();
+  EXPECT_EQ(normal.get() + low.get() + high.get(), 6);
+}
+
+TEST(pinning, a_thread_waiting_in_a_join_runs_its_pinned_job_there) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  std::atomic<bool> b_started{false};
+  std::atomic<bool> released{false};
+  std::atomic<std::size_t> ran_on{99};
+  auto f = p.submit_to(0, [&] {
+    fjord::join(
+        [&] {
+          // Busy until thread 1 has stolen the other half.
+          while (!b_started.load()) {
+            std::this_thread::yield();
+          }
+        },
+        [&] {
+          b_started = true;
+          while (!released.load()) {
+            std::this_thread::sleep_for(100us);
+          }
+        });
+  });
+  ASSERT_TRUE(eventually([&] { return b_started.load(); }));
+  // Thread 0 now waits in the join for thread 1, which waits for this job.
+  p.post_to(0, [&] {
+    ran_on = p.this_thread_index().value_or(98);
+    released = true;
+  });
+  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(ran_on.load(), 0u);
+}
+
+TEST(pinning, a_new_thread_may_pin_work_to_itself_from_its_start_hook) {
+  std::atomic<int> ran{0};
+  std::atomic<int> posted{0};
+  std::atomic<int> refused{0};
+  std::atomic<bool> stand_in_posted{false};
+  fjord::pool_options options{.workers = 1};
+  options.on_thread_start = [&](std::size_t index) {
+    // The pool object is published once made: thread 0 may start before.
+    if (fjord::pool* self = fjord::current_pool()) {
+      try {
+        self->post_to(index, [&ran, index] {
+          ran.fetch_add(1);
+          EXPECT_EQ(fjord::current_pool()->this_thread_index(), index);
+        });
+        posted.fetch_add(1);
+        if (index == 1) {
+          stand_in_posted = true;
+        }
+      } catch (const std::out_of_range&) {
+        refused.fetch_add(1);
+      }
+    }
+  };
+  fjord::pool p(options);
+  std::atomic<bool> done{false};
+  p.post([&done] {
+    fjord::block_in_place([&done] {
+      while (!done.load()) {
+        std::this_thread::sleep_for(100us);
+      }
+    });
+  });
+  // Thread 0 is blocked: a stand-in, thread 1, starts and runs this.
+  EXPECT_EQ(p.submit([] { return 5; }).get(), 5);
+  EXPECT_TRUE(eventually([&] { return stand_in_posted.load() && ran.load() == posted.load(); }));
+  EXPECT_EQ(refused.load(), 0);
+  done = true;
+  p.wait_idle();
+  EXPECT_EQ(ran.load(), posted.load());
 }
 
 }  // namespace

@@ -179,13 +179,19 @@ class pool {
   /// Runs f() on the pool's thread number `thread` and on no other one
   /// (Eff_ThreadPool's commit(f, index)): a last resort, for work tied to
   /// one thread, such as its thread-local state. Threads are numbered as
-  /// pool_options::on_thread_start says, below thread_count(). The job
-  /// waits until that thread is between jobs and then runs before any
-  /// other queued work: a thread busy with one long job, blocked
-  /// (fjord::block_in_place) or paused runs it only afterwards, and no
-  /// other thread takes it meanwhile. A thread that retired (scaling, or
-  /// a spare whose worker came back) comes back to run it. Its exception
-  /// goes to the pool's unhandled_exception_handler. Throws
+  /// pool_options::on_thread_start says, below thread_count(). That thread
+  /// takes the job when it next looks for submitted work: as soon as its
+  /// own deque runs dry, else within about a hundred of its jobs (before
+  /// other submitted work every other time); high-priority work may go
+  /// first. No other thread takes it, so a thread busy with one long job,
+  /// blocked (fjord::block_in_place) or paused runs it only afterwards. It
+  /// may run nested in a job of that thread that waits and helps meanwhile
+  /// (a join, a future's get), so it is no lock against that thread's other
+  /// jobs. Waiting on that same thread for it can only end where the thread
+  /// helps: not inside block_in_place or a sync_wait, nor with over half its
+  /// stack in use, where such a wait never ends. A thread that retired
+  /// (scaling, or a spare whose worker came back) comes back to run it. Its
+  /// exception goes to the pool's unhandled_exception_handler. Throws
   /// std::out_of_range naming a thread the pool does not have, and
   /// fjord::shutdown_error once the pool is closing (from outside it).
   template <detail::storable_callable F>
@@ -288,7 +294,9 @@ class pool {
   /// The threads the pool has made so far: its workers and the spares that
   /// stood in for blocked ones, numbered 0 to thread_count() - 1. A thread,
   /// once made, stays until the pool ends (retired, it parks), so this
-  /// never shrinks.
+  /// never shrinks. (A thread just started may run its start hook and
+  /// first jobs a moment before it is counted; post_to() from it to its
+  /// own index works all the same.)
   std::size_t thread_count() const noexcept { return core_->thread_count(); }
 
  private:

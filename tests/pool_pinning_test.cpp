@@ -1,6 +1,7 @@
 // Jobs run on one given thread: pool::post_to, submit_to, schedule_on,
 // this_thread_index and thread_count.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -16,7 +17,9 @@
 #include "fjord/join.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/priority.hpp"
+#include "fjord/readiness.hpp"
 #include "fjord/shutdown_error.hpp"
+#include "fjord/spawn.hpp"
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
 
@@ -386,6 +389,30 @@ TEST(pinning, a_new_thread_may_pin_work_to_itself_from_its_start_hook) {
   done = true;
   p.wait_idle();
   EXPECT_EQ(ran.load(), posted.load());
+}
+
+TEST(pinning, a_thread_parked_in_the_reactor_wakes_for_its_job) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  // A coroutine waits for the pipe: one idle worker parks polling the
+  // reactor instead of on its futex.
+  auto waiter = [&]() -> fjord::task<fjord::io_status> {
+    co_return co_await fjord::readable(fds[0]);
+  };
+  fjord::spawn(p, waiter());
+  ASSERT_TRUE(
+      eventually([&] { return fjord::detail::pool_access::core(p).waiting_coroutines() == 1; }));
+  std::this_thread::sleep_for(20ms);  // both workers parked by now
+  std::atomic<int> ran{0};
+  for (std::size_t i = 0; i < 2; ++i) {
+    p.post_to(i, [&ran] { ran.fetch_add(1); });
+  }
+  EXPECT_TRUE(eventually([&] { return ran.load() == 2; }));
+  ASSERT_EQ(::write(fds[1], "x", 1), 1);
+  p.wait_idle();
+  ::close(fds[0]);
+  ::close(fds[1]);
 }
 
 }  // namespace

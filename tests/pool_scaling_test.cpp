@@ -24,24 +24,14 @@
 #include "fjord/block_in_place.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/shutdown_error.hpp"
+#include "support/eventually.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
-// Polls cond every millisecond for up to 10 s (generous for sanitizers);
-// whether it became true.
-bool eventually(const std::function<bool()>& cond) {
-  const auto end = clock_type::now() + 10s;
-  while (clock_type::now() < end) {
-    if (cond()) {
-      return true;
-    }
-    std::this_thread::sleep_for(1ms);
-  }
-  return cond();
-}
+using fjord_test::eventually;
 
 // Sleeps in steps (blocking the thread, without telling any pool) until
 // flag is set or 10 s passed; the flag.

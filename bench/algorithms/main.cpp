@@ -10,7 +10,8 @@
 //   norm2                  sqrt of the sum of squares (a correct reduction), ms
 //   generate_randoms       the seed's for_each over indices with a thread_local engine, ms
 //   sort_ints              10^7 random 64-bit integers, ms
-//   sort_strings           10^6 random strings, ms
+//   sort_strings           10^6 random strings of 8-32 letters, ms
+//   sort_urls              10^6 such strings behind one 32-byte prefix, ms
 //   scan                   inclusive_scan of 10^8 ints, ms
 //   tiny_reduce            reduce of --size ints (1,000) from the main thread, ns a call
 #include <algorithm>
@@ -396,6 +397,17 @@ int main(int argc, char** argv) {
       std::string s(8 + rng() % 25, 'a');
       for (char& c : s) {
         c = static_cast<char>('a' + rng() % 26);
+      }
+      return s;
+    });
+  } else if (name == "sort_urls") {
+    // Every string ties on its first 32 bytes: what sorting by cached
+    // prefixes pays when prefixes do not tell strings apart.
+    run_sort<std::string>(a, "sort_urls", 1'000'000, [](std::mt19937_64& rng) {
+      std::string s = "https://fjord.example.org/items/";
+      const std::size_t letters = 8 + rng() % 25;
+      for (std::size_t i = 0; i < letters; ++i) {
+        s += static_cast<char>('a' + rng() % 26);
       }
       return s;
     });

@@ -1,12 +1,14 @@
 // sort and stable_sort against std on shapes that break sorts: random,
-// sorted, reversed, all equal, few keys; strings, move-only and types
-// without a default constructor; a throwing comparator.
+// sorted, reversed, all equal, few keys; strings (which take a radix path
+// by < and >), move-only and types without a default constructor; a
+// throwing comparator.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -14,6 +16,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -93,6 +96,95 @@ TEST(sort, takes_a_comparator_and_sorts_strings) {
     std::sort(want.begin(), want.end(), std::greater<>());
     fjord::sort(policy, words.begin(), words.end(), std::greater<>());
     ASSERT_EQ(words, want);
+  }
+}
+
+// Strings that make a prefix-key sort go wrong if any detail is off: every
+// byte value (unsigned order: 0xFF after 'z'), embedded zero bytes, strings
+// that are prefixes of others and of themselves padded with zeros, lengths
+// around the 7-byte key, long shared prefixes (ties resolved level after
+// level, and past the depth where whole suffixes are compared), empty
+// strings and many duplicates.
+std::vector<std::string> hard_strings(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const std::string long_prefix(500, 'p');
+  std::vector<std::string> v(n);
+  for (auto& s : v) {
+    switch (rng() % 6) {
+      case 0: {  // any bytes, short
+        s.resize(rng() % 12);
+        for (char& c : s) {
+          c = static_cast<char>(rng() % 256);
+        }
+        break;
+      }
+      case 1: {  // few letters and zeros: prefixes and zero padding
+        s.resize(rng() % 17);
+        for (char& c : s) {
+          c = "a\0b"[rng() % 3];
+        }
+        break;
+      }
+      case 2:  // a 7-byte tie, then one of a few tails
+        s = "abcdefg" + std::string(rng() % 3, 'z') + std::to_string(rng() % 5);
+        break;
+      case 3:  // a shared prefix past the deepest key, then random
+        s = long_prefix + std::to_string(rng() % 1000);
+        break;
+      case 4:  // shared prefix of 20 bytes
+        s = "https://example.com/" + std::to_string(rng() % 100000);
+        break;
+      default:  // duplicates and empty strings
+        s = rng() % 2 == 0 ? std::string() : std::string("dup");
+        break;
+    }
+  }
+  return v;
+}
+
+TEST(sort, sorts_strings_of_every_byte_and_shape_both_ways) {
+  for (const auto& policy : algorithm_policies()) {
+    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{4097},
+                                std::size_t{20000}, std::size_t{90001}}) {
+      const auto input = hard_strings(n, n + 7);
+      auto want_up = input;
+      std::sort(want_up.begin(), want_up.end());
+      auto want_down = input;
+      std::sort(want_down.begin(), want_down.end(), std::greater<>());
+      auto up = input;
+      fjord::sort(policy, up.begin(), up.end());
+      ASSERT_EQ(up, want_up) << n;
+      auto down = input;
+      fjord::stable_sort(policy, down.begin(), down.end(), std::greater<std::string>());
+      ASSERT_EQ(down, want_down) << n;
+      std::deque<std::string> in_deque(input.begin(), input.end());
+      fjord::sort(policy, in_deque.begin(), in_deque.end(), std::less<std::string>());
+      ASSERT_TRUE(std::equal(in_deque.begin(), in_deque.end(), want_up.begin(), want_up.end()));
+    }
+  }
+}
+
+// Equal string_views are told apart by where they point: stable_sort keeps
+// them in their input order, up and down.
+TEST(stable_sort, keeps_equal_strings_in_order) {
+  const auto text = hard_strings(60000, 17);
+  std::vector<std::string_view> views(text.begin(), text.end());
+  auto by_text = [](std::string_view a, std::string_view b) { return a < b; };
+  for (const auto& policy : algorithm_policies()) {
+    auto up = views;
+    auto want_up = views;
+    std::stable_sort(want_up.begin(), want_up.end(), by_text);
+    fjord::stable_sort(policy, up.begin(), up.end());
+    ASSERT_TRUE(
+        std::equal(up.begin(), up.end(), want_up.begin(), want_up.end(),
+                   [](std::string_view a, std::string_view b) { return a.data() == b.data(); }));
+    auto down = views;
+    auto want_down = views;
+    std::stable_sort(want_down.begin(), want_down.end(), std::greater<>());
+    fjord::stable_sort(policy, down.begin(), down.end(), std::greater<>());
+    ASSERT_TRUE(
+        std::equal(down.begin(), down.end(), want_down.begin(), want_down.end(),
+                   [](std::string_view a, std::string_view b) { return a.data() == b.data(); }));
   }
 }
 

@@ -13,6 +13,7 @@
 #include "fjord/detail/index_range.hpp"
 #include "fjord/detail/pool_entry.hpp"
 #include "fjord/detail/radix_sort.hpp"
+#include "fjord/detail/string_sort.hpp"
 #include "fjord/execution.hpp"
 #include "fjord/join.hpp"
 
@@ -179,6 +180,19 @@ void parallel_sort(const parallel_policy& policy, It first, std::size_t n, Compa
           [&](std::size_t workers) {
             radix_sort<value_t, radix_descending<value_t, Compare>>(std::to_address(first), n,
                                                                     workers);
+          },
+          sort_sequentially);
+      return;
+    }
+  }
+  if constexpr (string_sortable<value_t, Compare>) {
+    // Strings by < or >: keys of their first bytes radix-sorted, ties
+    // looked at again deeper, and each string moved once. Stable either way.
+    if (n > sequential) {
+      enter_pool(
+          policy,
+          [&](std::size_t workers) {
+            string_sort<It, string_descending<value_t, Compare>>(first, n, workers).run();
           },
           sort_sequentially);
       return;

@@ -27,25 +27,19 @@ template <class T, class Compare>
 inline constexpr bool radix_descending =
     std::is_same_v<Compare, std::greater<>> || std::is_same_v<Compare, std::greater<T>>;
 
-// A parallel least-significant-digit radix sort, 8 bits a pass: each pass
-// counts the digits of every chunk in parallel, turns the counts into
-// per-chunk write positions (digit-major, so the pass is stable), and
-// scatters the chunks in parallel. A pass whose digit is the same in every
-// element is skipped. Runs on a worker of the pool (join is direct).
-template <class T, bool Descending>
-void radix_sort(T* data, std::size_t n, std::size_t workers) {
-  using key_t = std::make_unsigned_t<T>;
-  constexpr int bits = static_cast<int>(sizeof(T)) * 8;
-  auto key = [](T x) {
-    auto k = static_cast<key_t>(x);
-    if constexpr (std::is_signed_v<T>) {
-      k = static_cast<key_t>(k ^ (key_t{1} << (bits - 1)));
-    }
-    if constexpr (Descending) {
-      k = static_cast<key_t>(~k);
-    }
-    return k;
-  };
+// A parallel least-significant-digit radix sort by key(element), an
+// unsigned integer, 8 bits a pass: each pass counts the digits of every
+// chunk in parallel, turns the counts into per-chunk write positions
+// (digit-major, so the pass is stable), and scatters the chunks in
+// parallel. A pass whose digit is the same in every element is skipped.
+// Keys are read once a pass (key should be cheap: a load or a bit flip).
+// Runs on a worker of the pool (join is direct).
+template <class T, class Key>
+void radix_sort_by(T* data, std::size_t n, std::size_t workers, Key key) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  using key_t = std::invoke_result_t<Key&, const T&>;
+  static_assert(std::is_unsigned_v<key_t>);
+  constexpr int bits = static_cast<int>(sizeof(key_t)) * 8;
   auto buffer = std::make_unique_for_overwrite<T[]>(n);
   T* from = data;
   T* to = buffer.get();
@@ -57,18 +51,45 @@ void radix_sort(T* data, std::size_t n, std::size_t workers) {
   auto bounds = [&](std::size_t c) {
     return std::pair{c * chunk_length, std::min(n, (c + 1) * chunk_length)};
   };
+  // The first pass also finds which bits differ from the first key's:
+  // later passes whose digit no key changes are skipped without counting
+  // (strings that tie on a long prefix make many such passes).
+  if (n == 0) {
+    return;
+  }
+  const key_t first_key = key(data[0]);
+  std::vector<key_t> chunk_differs(chunks, 0);
+  key_t differs = 0;
   for (int shift = 0; shift < bits; shift += 8) {
+    if (shift > 0 && ((differs >> shift) & 0xFFU) == 0) {
+      continue;
+    }
     auto histogram = [&](std::size_t cb, std::size_t ce) {
       for (std::size_t c = cb; c < ce; ++c) {
         auto& counts = count[c];
         counts.fill(0);
         const auto [b, e] = bounds(c);
-        for (std::size_t i = b; i < e; ++i) {
-          ++counts[(key(from[i]) >> shift) & 0xFF];
+        if (shift == 0) {
+          key_t d = 0;
+          for (std::size_t i = b; i < e; ++i) {
+            const key_t k = key(from[i]);
+            d |= static_cast<key_t>(k ^ first_key);
+            ++counts[k & 0xFFU];
+          }
+          chunk_differs[c] = d;
+        } else {
+          for (std::size_t i = b; i < e; ++i) {
+            ++counts[(key(from[i]) >> shift) & 0xFFU];
+          }
         }
       }
     };
     fixed_for(0, chunks, 1, histogram);
+    if (shift == 0) {
+      for (const key_t d : chunk_differs) {
+        differs |= d;
+      }
+    }
     std::size_t position = 0;
     bool one_digit = false;
     for (std::size_t d = 0; d < 256 && !one_digit; ++d) {
@@ -107,6 +128,24 @@ void radix_sort(T* data, std::size_t n, std::size_t workers) {
     };
     fixed_for(0, chunks, 1, copy_back);
   }
+}
+
+// Integers by < or >: the key is the integer's bits with the sign bit
+// flipped (so negatives come first), all bits flipped for >.
+template <class T, bool Descending>
+void radix_sort(T* data, std::size_t n, std::size_t workers) {
+  using key_t = std::make_unsigned_t<T>;
+  constexpr int bits = static_cast<int>(sizeof(T)) * 8;
+  radix_sort_by(data, n, workers, [](T x) {
+    auto k = static_cast<key_t>(x);
+    if constexpr (std::is_signed_v<T>) {
+      k = static_cast<key_t>(k ^ (key_t{1} << (bits - 1)));
+    }
+    if constexpr (Descending) {
+      k = static_cast<key_t>(~k);
+    }
+    return k;
+  });
 }
 
 }  // namespace fjord::detail

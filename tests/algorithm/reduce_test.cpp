@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <numeric>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -231,6 +232,60 @@ TEST(parallel_reduce, pieces_are_joined_in_index_order) {
   std::vector<int> want(1000);
   std::iota(want.begin(), want.end(), 0);
   EXPECT_EQ(joined, want);
+}
+
+// with_grain(g) cuts at multiples of g: every piece has g elements but the
+// last, the fewest pieces of at most g (README: "splits down to n
+// elements").
+TEST(parallel_reduce, a_grain_gives_pieces_of_exactly_the_grain) {
+  for (const int n : {1, 99, 100, 101, 1050, 9999}) {
+    for (const int grain : {1, 7, 100, 1000}) {
+      const auto sizes = fjord::parallel_reduce(
+          fjord::par.on(test_support::two_workers()).with_grain(static_cast<std::size_t>(grain)), 0,
+          n, std::vector<int>{},
+          [](int b, int e, std::vector<int> acc) {
+            acc.push_back(e - b);
+            return acc;
+          },
+          [](std::vector<int> l, const std::vector<int>& r) {
+            l.insert(l.end(), r.begin(), r.end());
+            return l;
+          });
+      ASSERT_EQ(sizes.size(), static_cast<std::size_t>((n + grain - 1) / grain))
+          << n << " " << grain;
+      for (std::size_t i = 0; i + 1 < sizes.size(); ++i) {
+        ASSERT_EQ(sizes[i], grain) << n << " " << grain;
+      }
+      ASSERT_EQ(sizes.back(), n - grain * static_cast<int>(sizes.size() - 1)) << n << " " << grain;
+    }
+  }
+}
+
+// + and * on arithmetic types take the strided running sums on short
+// pieces and the quarters on long ones: unsigned products wrap, so any
+// slip in which elements a piece covers changes the result.
+TEST(reduce, products_and_sums_of_every_piece_length_match_std) {
+  for (const std::size_t n :
+       {std::size_t{15}, std::size_t{16}, std::size_t{17}, std::size_t{2047}, std::size_t{2048},
+        std::size_t{2049}, std::size_t{5000}, std::size_t{70001}}) {
+    std::vector<std::uint64_t> v(n);
+    std::mt19937_64 rng(n);
+    for (auto& x : v) {
+      x = rng() | 1U;
+    }
+    const std::uint64_t product =
+        std::accumulate(v.begin(), v.end(), std::uint64_t{1}, std::multiplies<>());
+    const std::uint64_t sum = std::accumulate(v.begin(), v.end(), std::uint64_t{0});
+    for (const auto& policy : algorithm_policies()) {
+      ASSERT_EQ(fjord::reduce(policy, v.begin(), v.end(), std::uint64_t{1}, std::multiplies<>()),
+                product)
+          << n;
+      ASSERT_EQ(
+          fjord::reduce(policy, v.begin(), v.end(), std::uint64_t{0}, std::plus<std::uint64_t>()),
+          sum)
+          << n;
+    }
+  }
 }
 
 }  // namespace

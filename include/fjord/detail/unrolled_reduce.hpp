@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <type_traits>
 #include <utility>
 
@@ -19,14 +20,56 @@ T as_sum(V&& v) {
   }
 }
 
-// Reduces element(b) ... element(e - 1), e > b, in index order, as four
-// running sums over four consecutive quarters joined left to right: four
-// independent chains let the CPU overlap four operations (a floating-point
-// add has 4 cycles of latency and 0.5 of throughput), and op need not be
-// commutative. The grouping depends on b and e alone, so a deterministic
-// reduction stays deterministic.
+// From this many elements on, four quarters are read as four streams: on
+// this machine that moves more bytes per second than one stream does (a
+// sum of 10^7 ints in one piece: 2.8 ms against 4.1).
+inline constexpr std::size_t long_piece = 2048;
+
+// + and * on arithmetic types: commutative, so running sums may take
+// elements in any fixed order (rounding still depends on the grouping).
+template <class T, class Op>
+inline constexpr bool commutative_arithmetic = std::is_arithmetic_v<T> &&
+                                               (std::is_same_v<Op, std::plus<>> ||
+                                                std::is_same_v<Op, std::plus<T>> ||
+                                                std::is_same_v<Op, std::multiplies<>> ||
+                                                std::is_same_v<Op, std::multiplies<T>>);
+
+// Reduces element(b) ... element(e - 1), e > b, as several running sums:
+// independent chains let the CPU overlap operations (a floating-point add
+// has 4 cycles of latency and 0.5 of throughput). Long pieces, and every
+// piece when op may not be commutative, run four sums over four
+// consecutive quarters joined left to right. Short pieces of + or * on
+// arithmetic types run eight sums over every eighth element instead: four
+// streams a few hundred bytes long restart the hardware prefetcher at every
+// piece (pieces of 610 ints took 1.6x as long as one stream). Either way the
+// grouping depends on b and e alone, so a deterministic reduction stays
+// deterministic.
 template <class T, class Element, class Op>
 T unrolled_reduce(std::size_t b, std::size_t e, Element& element, Op& op) {
+  if constexpr (commutative_arithmetic<T, Op>) {
+    constexpr std::size_t lanes = 8;
+    if (e - b >= 2 * lanes && e - b < long_piece) {
+      T sums[lanes];
+      for (std::size_t k = 0; k < lanes; ++k) {
+        sums[k] = as_sum<T>(element(b + k));
+      }
+      std::size_t i = b + lanes;
+      for (; e - i >= lanes; i += lanes) {
+        for (std::size_t k = 0; k < lanes; ++k) {
+          sums[k] = as_sum<T>(op(sums[k], element(i + k)));
+        }
+      }
+      for (; i < e; ++i) {
+        sums[0] = as_sum<T>(op(sums[0], element(i)));
+      }
+      for (std::size_t width = lanes / 2; width > 0; width /= 2) {
+        for (std::size_t k = 0; k < width; ++k) {
+          sums[k] = as_sum<T>(op(sums[k], sums[k + width]));
+        }
+      }
+      return sums[0];
+    }
+  }
   const std::size_t quarter = (e - b) / 4;
   if (quarter < 2) {
     T sum = as_sum<T>(element(b));

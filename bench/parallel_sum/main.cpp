@@ -1,9 +1,11 @@
 // The cfsched seed: sum of 10,000,000 ints (uniform 0..10, mt19937 seed 42)
 // with a grain size. One round = one sum, in milliseconds.
+#include <atomic>
 #include <future>
 #include <numeric>
 #include <random>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include "common/harness.hpp"
@@ -81,6 +83,38 @@ int main(int argc, char** argv) {
   if (a.impl == "accumulate") {
     bench::run_rounds(a, "ms", 1,
                       timed([&] { return std::accumulate(data.begin(), data.end(), 0LL); }));
+  } else if (a.impl == "halves") {
+    // The ceiling for two workers: std::accumulate over each half on two
+    // threads that are already running (they spin on a round counter, so
+    // no wake-up is timed).
+    const auto mid = data.begin() + n / 2;
+    std::atomic<int> round{0};
+    std::atomic<int> finished{0};
+    long long second_half = 0;
+    std::thread helper([&] {
+      for (int seen = 0;;) {
+        int r = round.load(std::memory_order_acquire);
+        while (r == seen) {
+          r = round.load(std::memory_order_acquire);
+        }
+        if (r < 0) {
+          return;
+        }
+        seen = r;
+        second_half = std::accumulate(mid, data.end(), 0LL);
+        finished.store(r, std::memory_order_release);
+      }
+    });
+    int r = 0;
+    bench::run_rounds(a, "ms", 1, timed([&] {
+                        round.store(++r, std::memory_order_release);
+                        const long long first_half = std::accumulate(data.begin(), mid, 0LL);
+                        while (finished.load(std::memory_order_acquire) != r) {
+                        }
+                        return first_half + second_half;
+                      }));
+    round.store(-1, std::memory_order_release);
+    helper.join();
   } else if (a.impl == "fjord") {
     fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
     bench::run_rounds(a, "ms", leaves,

@@ -9,6 +9,7 @@
 #include "fjord/for_each.hpp"
 #include "fjord/minmax_element.hpp"
 #include "fjord/parallel_for.hpp"
+#include "fjord/ranges.hpp"
 #include "fjord/reduce.hpp"
 #include "fjord/scan.hpp"
 #include "fjord/sort.hpp"

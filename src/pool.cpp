@@ -303,6 +303,9 @@ void pool_core::thread_main(void* w) noexcept {
   }
   pthread_setname_np(pthread_self(), name.c_str());
   const worker_thread_scope stack(name.c_str());
+  if (const std::uintptr_t top = stack_top_of_this_thread(); top > pool.stack_size_ / 2) {
+    self.stack_half = top - pool.stack_size_ / 2;
+  }
   if (!pool.cold_->cpus.empty()) {
     // Checked against the process's mask when the pool was made; a mask
     // narrowed since then leaves the thread where the system allows it.

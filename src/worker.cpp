@@ -17,7 +17,6 @@
 #include "fjord/detail/pool_core_cold.hpp"
 #include "fjord/detail/reactor.hpp"
 #include "fjord/detail/sync_wait_loop.hpp"
-#include "fjord/detail/worker_thread.hpp"  // stack_in_use
 
 namespace fjord::detail {
 
@@ -99,10 +98,6 @@ bool pool_core::wait_until(completion_latch& latch, deadline_t deadline) noexcep
   return wait_foreign(latch, deadline);
 }
 
-bool pool_core::may_run_jobs_on_this_stack() const noexcept {
-  return stack_in_use() <= stack_size_ / 2;
-}
-
 bool pool_core::help_until(worker& w, completion_latch& latch, deadline_t deadline) noexcept {
   if (latch.set_waiter(w.index + 1)) {
     latch.reset_waiter();
@@ -110,7 +105,7 @@ bool pool_core::help_until(worker& w, completion_latch& latch, deadline_t deadli
   }
   // Helping runs other jobs on top of this one: past half of the stack,
   // block instead and let a spare help (docs/scheduler.md, "Blocking").
-  if (!may_run_jobs_on_this_stack()) [[unlikely]] {
+  if (!may_run_jobs_on_this_stack(w)) [[unlikely]] {
     return block_until(w, latch, deadline);
   }
   // Jobs run while helping belong to other computations: a coroutine of

@@ -174,6 +174,10 @@ std::size_t stack_in_use() noexcept {
   return here < b.high ? b.high - here : 0;
 }
 
+std::uintptr_t stack_top_of_this_thread() noexcept {
+  return this_stack.high;
+}
+
 std::size_t stack_size_of_this_thread() noexcept {
   const stack_bounds& b = this_stack;
   return b.high - b.low;

@@ -234,7 +234,8 @@ class task_group {
   // help_until blocks instead.
   void wait_for_children() {
     detail::worker* w = detail::current_worker_of(pool_);
-    if (w == nullptr || level_ != priority::normal || !pool_->may_run_jobs_on_this_stack()) {
+    if (w == nullptr || level_ != priority::normal ||
+        !detail::pool_core::may_run_jobs_on_this_stack(*w)) {
       pool_->wait(latch_);
       return;
     }

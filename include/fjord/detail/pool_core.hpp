@@ -291,9 +291,13 @@ class pool_core {
   bool wait_until(completion_latch& latch, deadline_t deadline = deadline_t::max()) noexcept;
   void wait(completion_latch& latch) noexcept { static_cast<void>(wait_until(latch)); }
 
-  // Whether the calling worker may run more jobs on top of its stack (less
-  // than half of it in use); past that it blocks instead of helping.
-  bool may_run_jobs_on_this_stack() const noexcept;
+  // Whether worker w, the caller, may run more jobs on top of its stack
+  // (less than half of it in use); past that it blocks instead of helping.
+  // A compare with an address set when its thread started: this runs at
+  // every task_group wait.
+  static bool may_run_jobs_on_this_stack(const worker& w) noexcept {
+    return reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) >= w.stack_half;
+  }
 
   // Our worker w waits for latch (fork-join: a join whose second half was
   // stolen, a group, a future of this pool), helping as wait_until says.

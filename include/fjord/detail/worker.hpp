@@ -139,6 +139,10 @@ struct alignas(false_sharing_range) worker {
   std::size_t lane_cursor = 0;       // the submission lane take_injected tries first
   std::uint32_t fair_turns = 0;      // take_injected_fairly calls (low goes first every fourth)
   std::uint32_t blocking_depth = 0;  // nested blocking sections (begin_blocking)
+  // Frames below this address are in the deeper half of the thread's
+  // stack, where waits block instead of running other jobs on top
+  // (pool_core::may_run_jobs_on_this_stack). 0 until the thread starts.
+  std::uintptr_t stack_half = 0;
 
   // idle: guarded by pool_core::idle_mutex_
   std::size_t idle_position = ~std::size_t{0};

@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace fjord::detail {
 
@@ -40,5 +41,8 @@ class worker_thread_scope {
 // size; both 0 on a thread that is not a fjord worker.
 std::size_t stack_in_use() noexcept;
 std::size_t stack_size_of_this_thread() noexcept;
+// The address of the top of the calling worker thread's stack (it grows
+// down from there), or 0.
+std::uintptr_t stack_top_of_this_thread() noexcept;
 
 }  // namespace fjord::detail

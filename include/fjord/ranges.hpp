@@ -42,11 +42,12 @@ auto bounds(R& r) {
   return std::pair{first, first + std::ranges::distance(r)};
 }
 
-// pred(proj(x)); pred itself when proj is the identity.
+// pred(proj(x)), through std::invoke (so pred may be a pointer to member,
+// as std::ranges allows).
 template <class Pred, class Proj>
-decltype(auto) projected_test(Pred& pred, Proj& proj) {
+auto projected_test(Pred& pred, Proj& proj) {
   if constexpr (std::is_same_v<Proj, std::identity>) {
-    return (pred);
+    return std::ref(pred);
   } else {
     return [&pred, &proj](auto&& x) -> bool {
       return std::invoke(pred, std::invoke(proj, std::forward<decltype(x)>(x)));
@@ -62,8 +63,10 @@ auto plain_comparison(Compare& comp) {
     return std::less<>();
   } else if constexpr (std::is_same_v<Compare, std::ranges::greater>) {
     return std::greater<>();
+  } else if constexpr (std::is_member_pointer_v<Compare>) {
+    return std::ref(comp);  // called through std::invoke
   } else {
-    return comp;
+    return comp;  // by type, so std::less<> and friends still pick the radix sorts
   }
 }
 

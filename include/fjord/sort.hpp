@@ -12,9 +12,9 @@
 namespace fjord {
 
 /// Sorts [first, last) by comp (std::less by default). With fjord::par a
-/// parallel merge sort that uses a buffer of last - first elements; integers
-/// and strings of char by std::less or std::greater take a radix sort
-/// instead (stable, and comp is not called). If comp
+/// parallel merge sort that uses a buffer of last - first elements; integers,
+/// std::string and std::string_view by std::less or std::greater take a
+/// radix sort instead (stable, and comp is not called). If comp
 /// throws, the exception reaches the caller and the range holds its
 /// elements' values in an unspecified state (some may be moved-from).
 template <execution_policy Policy, std::random_access_iterator It, class Compare = std::less<>>

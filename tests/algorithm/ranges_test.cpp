@@ -28,6 +28,7 @@ struct person {
   std::string name;
   int age = 0;
   bool operator==(const person&) const = default;
+  bool adult() const { return age >= 18; }
 };
 
 std::vector<person> people(std::size_t n) {
@@ -89,6 +90,12 @@ TEST(ranges, searches_return_positions_in_the_range) {
     EXPECT_TRUE(fjord::ranges::none_of(
         policy, v, [](int age) { return age < 0; }, &person::age));
     EXPECT_FALSE(fjord::ranges::all_of(policy, v, [](const person& p) { return p.age < 90; }));
+    // A pointer to member as the predicate, as std::ranges allows.
+    EXPECT_EQ(fjord::ranges::count_if(policy, v, &person::adult),
+              std::ranges::count_if(v, &person::adult));
+    EXPECT_EQ(fjord::ranges::find_if(policy, v, &person::adult),
+              std::ranges::find_if(v, &person::adult));
+    EXPECT_TRUE(fjord::ranges::any_of(policy, v, &person::adult));
     EXPECT_EQ(fjord::ranges::count_if(
                   policy, v, [](int age) { return age < 30; }, &person::age),
               std::ranges::count_if(

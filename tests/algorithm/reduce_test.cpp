@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -234,12 +235,11 @@ TEST(parallel_reduce, pieces_are_joined_in_index_order) {
   EXPECT_EQ(joined, want);
 }
 
-// with_grain(g) cuts at multiples of g: every piece has g elements but the
-// last, the fewest pieces of at most g (README: "splits down to n
-// elements").
-TEST(parallel_reduce, a_grain_gives_pieces_of_exactly_the_grain) {
-  for (const int n : {1, 99, 100, 101, 1050, 9999}) {
-    for (const int grain : {1, 7, 100, 1000}) {
+// with_grain(g) makes the fewest pieces of at most g, of near-equal length
+// (README: "splits down to n elements").
+TEST(parallel_reduce, a_grain_gives_the_fewest_pieces_of_at_most_the_grain) {
+  for (const int n : {1, 99, 100, 101, 1000, 1050, 9999, 10000}) {
+    for (const int grain : {1, 7, 100, 900, 1000}) {
       const auto sizes = fjord::parallel_reduce(
           fjord::par.on(test_support::two_workers()).with_grain(static_cast<std::size_t>(grain)), 0,
           n, std::vector<int>{},
@@ -253,11 +253,42 @@ TEST(parallel_reduce, a_grain_gives_pieces_of_exactly_the_grain) {
           });
       ASSERT_EQ(sizes.size(), static_cast<std::size_t>((n + grain - 1) / grain))
           << n << " " << grain;
-      for (std::size_t i = 0; i + 1 < sizes.size(); ++i) {
-        ASSERT_EQ(sizes[i], grain) << n << " " << grain;
+      ASSERT_EQ(std::accumulate(sizes.begin(), sizes.end(), 0), n);
+      for (const int size : sizes) {
+        ASSERT_GE(size, 1);
+        ASSERT_LE(size, grain) << n << " " << grain;
       }
-      ASSERT_EQ(sizes.back(), n - grain * static_cast<int>(sizes.size() - 1)) << n << " " << grain;
     }
+  }
+  // Two pieces of 500, not 900 and 100.
+  const auto halves = fjord::parallel_reduce(
+      fjord::par.on(test_support::two_workers()).with_grain(900), 0, 1000, std::vector<int>{},
+      [](int b, int e, std::vector<int> acc) {
+        acc.push_back(e - b);
+        return acc;
+      },
+      [](std::vector<int> l, const std::vector<int>& r) {
+        l.insert(l.end(), r.begin(), r.end());
+        return l;
+      });
+  EXPECT_EQ(halves, (std::vector<int>{500, 500}));
+}
+
+// The strided sums of a short piece hold partial sums that a left-to-right
+// sum never reaches: with signed ints they must wrap, not overflow
+// (undefined; UBSan runs this), and the total comes out exact.
+TEST(reduce, partial_sums_of_a_short_piece_do_not_overflow) {
+  std::vector<int> v(1000);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    v[i] = i % 2 == 0 ? 2'000'000'000 : -2'000'000'000;
+  }
+  v.back() = 7;  // 499 pairs cancel, then 2e9 and 7: the total fits in an int
+  const long long want = std::accumulate(v.begin(), v.end(), 0LL);
+  ASSERT_LE(want, std::numeric_limits<int>::max());
+  for (const auto& policy : algorithm_policies()) {
+    EXPECT_EQ(fjord::reduce(policy, v.begin(), v.end(), 0), static_cast<int>(want));
+    EXPECT_EQ(fjord::reduce(policy, v.begin(), v.end(), 0, std::plus<int>()),
+              static_cast<int>(want));
   }
 }
 

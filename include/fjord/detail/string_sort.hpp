@@ -31,23 +31,21 @@ namespace fjord::detail {
 // are read for their keys and moved once, into place, at the end: random
 // strings of 8-32 letters need one level, where a comparison sort makes
 // about log2(n) passes of moves and compares through pointers.
-template <class T>
-struct is_char_string : std::false_type {};
-template <class Allocator>
-struct is_char_string<std::basic_string<char, std::char_traits<char>, Allocator>> : std::true_type {
-};
-template <>
-struct is_char_string<std::string_view> : std::true_type {};
-
-// Moves must not throw: the result is moved into place after everything
-// that can fail (allocations) has been done, so a failure leaves the range
-// as it was.
+//
+// Only std::string and std::string_view: a string type with a program's own
+// allocator may come with its own std::less specialization or operator<,
+// which the keys would not follow. Their moves cannot throw, which matters:
+// the result is moved into place after everything that can
+// fail (allocations) has been done, so a failure leaves the range as it was.
 template <class T, class Compare>
 inline constexpr bool string_sortable =
-    is_char_string<T>::value&& std::is_nothrow_move_constructible_v<T>&&
-        std::is_nothrow_move_assignable_v<T> &&
-    (std::is_same_v<Compare, std::less<>> || std::is_same_v<Compare, std::less<T>> ||
-     std::is_same_v<Compare, std::greater<>> || std::is_same_v<Compare, std::greater<T>>);
+    (std::is_same_v<T, std::string> ||
+     std::is_same_v<T, std::string_view>)&&(std::is_same_v<Compare, std::less<>> ||
+                                            std::is_same_v<Compare, std::less<T>> ||
+                                            std::is_same_v<Compare, std::greater<>> ||
+                                            std::is_same_v<Compare, std::greater<T>>);
+static_assert(std::is_nothrow_move_constructible_v<std::string> &&
+              std::is_nothrow_move_assignable_v<std::string>);
 
 template <class T, class Compare>
 inline constexpr bool string_descending =

@@ -82,7 +82,7 @@ void adaptive_for(std::size_t b, std::size_t e, std::size_t splits, std::size_t 
 // length, the left part taking p / 2 of them. Halving instead would leave
 // pieces of grain / 2 to grain: up to twice as many leaves, each paying a
 // fork and a restart of the hardware prefetcher (a sum over pieces of
-// 1,000 ints went from 4.6 to 3.8 ms). Both parts split the same way
+// 1,000 ints went from 4.6 to 4.1 ms). Both parts split the same way
 // again, so there are exactly p leaves, and the tree depends on e - b and
 // grain alone.
 inline std::size_t fixed_split(std::size_t b, std::size_t e, std::size_t grain) noexcept {

@@ -237,20 +237,26 @@ TEST(parallel_reduce, pieces_are_joined_in_index_order) {
 
 // with_grain(g) makes the fewest pieces of at most g, of near-equal length
 // (README: "splits down to n elements").
+// The lengths of the pieces parallel_reduce hands out for [0, n), in order.
+std::vector<int> piece_lengths(const fjord::parallel_policy& policy, int n) {
+  return fjord::parallel_reduce(
+      policy, 0, n, std::vector<int>{},
+      [](int b, int e, std::vector<int> acc) {
+        acc.push_back(e - b);
+        return acc;
+      },
+      [](std::vector<int> l, const std::vector<int>& r) {
+        l.insert(l.end(), r.begin(), r.end());
+        return l;
+      });
+}
+
 TEST(parallel_reduce, a_grain_gives_the_fewest_pieces_of_at_most_the_grain) {
   for (const int n : {1, 99, 100, 101, 1000, 1050, 9999, 10000}) {
     for (const int grain : {1, 7, 100, 900, 1000}) {
-      const auto sizes = fjord::parallel_reduce(
-          fjord::par.on(test_support::two_workers()).with_grain(static_cast<std::size_t>(grain)), 0,
-          n, std::vector<int>{},
-          [](int b, int e, std::vector<int> acc) {
-            acc.push_back(e - b);
-            return acc;
-          },
-          [](std::vector<int> l, const std::vector<int>& r) {
-            l.insert(l.end(), r.begin(), r.end());
-            return l;
-          });
+      const auto sizes = piece_lengths(
+          fjord::par.on(test_support::two_workers()).with_grain(static_cast<std::size_t>(grain)),
+          n);
       ASSERT_EQ(sizes.size(), static_cast<std::size_t>((n + grain - 1) / grain))
           << n << " " << grain;
       ASSERT_EQ(std::accumulate(sizes.begin(), sizes.end(), 0), n);
@@ -261,17 +267,8 @@ TEST(parallel_reduce, a_grain_gives_the_fewest_pieces_of_at_most_the_grain) {
     }
   }
   // Two pieces of 500, not 900 and 100.
-  const auto halves = fjord::parallel_reduce(
-      fjord::par.on(test_support::two_workers()).with_grain(900), 0, 1000, std::vector<int>{},
-      [](int b, int e, std::vector<int> acc) {
-        acc.push_back(e - b);
-        return acc;
-      },
-      [](std::vector<int> l, const std::vector<int>& r) {
-        l.insert(l.end(), r.begin(), r.end());
-        return l;
-      });
-  EXPECT_EQ(halves, (std::vector<int>{500, 500}));
+  EXPECT_EQ(piece_lengths(fjord::par.on(test_support::two_workers()).with_grain(900), 1000),
+            (std::vector<int>{500, 500}));
 }
 
 // The strided sums of a short piece hold partial sums that a left-to-right

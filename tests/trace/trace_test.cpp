@@ -339,7 +339,7 @@ TEST(trace, coroutine_timer_channel_and_fd_waits_are_recorded) {
   ASSERT_EQ(::pipe(fds), 0);
   auto sleeper = [&]() -> fjord::task<> {
     co_await pool.schedule();
-    co_await fjord::sleep_for(2ms);
+    co_await fjord::sleep_for(20ms);
   };
   auto receiver = [&]() -> fjord::task<int> {
     co_await pool.schedule();
@@ -348,14 +348,17 @@ TEST(trace, coroutine_timer_channel_and_fd_waits_are_recorded) {
   };
   auto sender = [&]() -> fjord::task<> {
     co_await pool.schedule();
-    co_await fjord::sleep_for(1ms);
+    co_await fjord::sleep_for(10ms);
     co_await ch.send(7);
   };
   // Nothing is ever written: the wait must suspend, and ends by its
-  // deadline (a ready fd would end it at once, unrecorded).
+  // deadline (a ready fd would end it at once, unrecorded). The durations
+  // leave room for preemption on a loaded machine: a wait or sleep whose
+  // deadline passes before it suspends ends at once, with no timer and no
+  // fd wait to record (CI once lost a 5 ms wait that way).
   auto waiter = [&]() -> fjord::task<fjord::io_status> {
     co_await pool.schedule();
-    co_return co_await fjord::readable(fds[0], 5ms);
+    co_return co_await fjord::readable(fds[0], 100ms);
   };
   auto [a, got, b, outcome] =
       fjord::sync_wait(fjord::when_all(sleeper(), receiver(), sender(), waiter()));

@@ -705,19 +705,31 @@ bool pool_core::park_retired(worker& w) noexcept {
   return active;
 }
 
+std::int64_t pool_core::waiting_count() const noexcept {
+  // Every worker counted has its slot made (acquire: pairs with
+  // start_thread's release). The sum is exact when every worker is idle:
+  // each took the idle mutex after its last count, and so did the reader.
+  std::uint64_t sum =
+      static_cast<std::uint64_t>(waiting_elsewhere_.load(std::memory_order_seq_cst));
+  const std::size_t n = thread_count_.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < n; ++i) {
+    sum += workers_[i]->waiting.read();
+  }
+  return static_cast<std::int64_t>(sum);
+}
+
 bool pool_core::try_end_locked() noexcept {
   if (exit_.load(std::memory_order_relaxed)) {
     return false;  // somebody ended it already
   }
   // Every thread idle in its main loop or retired (a blocked worker has a
   // job on its stack, a thread being started is neither), no coroutine
-  // waiting here, nothing queued: nothing can create work any more. waiting_
-  // is read before the queues: a resumption is queued before its count
+  // waiting here, nothing queued: nothing can create work any more. The
+  // waiting count is read before the queues: a resumption is queued before its count
   // drops (docs/scheduler.md, "Shutdown").
   if (!drained_.load(std::memory_order_seq_cst) ||
       cold_->idle_main_loop + cold_->retired.size() != cold_->reserved ||
-      (waiting_.load(std::memory_order_seq_cst) != 0 &&
-       !abandon_waiting_.load(std::memory_order_relaxed)) ||
+      (waiting_count() != 0 && !abandon_waiting_.load(std::memory_order_relaxed)) ||
       any_work_visible() || any_pinned_work()) {
     return false;
   }
@@ -768,7 +780,7 @@ void pool_core::resume_waiting(job* j) noexcept {
     }
   }
   // From outside, also during shutdown (no stopping_ check): the pool
-  // cannot end before this job ran, since waiting_ counts it until then. But
+  // cannot end before this job ran, since the waiting count holds it until then. But
   // it can end right after, while we are still in notify_injected(): so
   // wakers_ counts us, and shut_down() waits for it to drop after joining
   // the threads (the increment happens before the push, hence before the

@@ -12,10 +12,10 @@
 namespace fjord::detail {
 
 bool pool_core::quiescent_locked() const noexcept {
-  // waiting_ before the queues, as in try_end_locked(): a resumption is
+  // The waiting count before the queues, as in try_end_locked(): a resumption is
   // queued before its count drops.
-  return cold_->idle_main_loop + cold_->retired.size() == cold_->reserved &&
-         waiting_.load(std::memory_order_seq_cst) == 0 && !any_work_visible() && !any_pinned_work();
+  return cold_->idle_main_loop + cold_->retired.size() == cold_->reserved && waiting_count() == 0 &&
+         !any_work_visible() && !any_pinned_work();
 }
 
 void pool_core::announce_if_quiescent_locked() noexcept {

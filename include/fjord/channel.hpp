@@ -154,7 +154,7 @@ class channel {
   /// thread running in its place meanwhile).
   void blocking_send(T v) const {
     state& s = checked("blocking_send");
-    detail::channel_parker parker(true);
+    detail::channel_parker parker(true, detail::channel_parker::claimants::single);
     detail::channel_waiter w;
     w.parker = &parker;
     channel_status status = s.send_or_queue(v, &w);
@@ -171,7 +171,7 @@ class channel {
   /// drained).
   std::optional<T> blocking_receive() const {
     state& s = checked("blocking_receive");
-    detail::channel_parker parker(true);
+    detail::channel_parker parker(true, detail::channel_parker::claimants::single);
     detail::channel_waiter w;
     w.parker = &parker;
     std::optional<T> out;
@@ -351,12 +351,17 @@ class [[nodiscard]] channel<T>::send_awaiter {
   /// Coroutine protocol: sends, or queues the coroutine until a receiver takes the value.
   bool await_suspend(std::coroutine_handle<> h) {
     detail::channel_wait& wait = wait_.start();
-    status_ = state_.send_or_queue_locked(value_, &wait.waiter);
-    if (status_ != channel_status::full) {
-      return false;
+    // Once queued (begin_single_wait() runs first, under the lock), a
+    // receiver may resume us on another thread as soon as the lock is
+    // released: nothing after that may touch the frame, so status_ is set
+    // beforehand.
+    status_ = channel_status::full;
+    const channel_status s = state_.send_or_queue_locked(value_, &wait.waiter, h);
+    if (s == channel_status::full) {
+      return true;  // queued; the frame may be running elsewhere already
     }
-    wait.parker.prepare(h);
-    return wait.parker.finish_suspend();
+    status_ = s;
+    return false;
   }
   /// Coroutine protocol: throws fjord::channel_closed if the channel was closed before the value
   /// was taken.
@@ -389,11 +394,8 @@ class [[nodiscard]] channel<T>::receive_awaiter {
   /// Coroutine protocol: receives, or queues the coroutine until a sender or close() comes.
   bool await_suspend(std::coroutine_handle<> h) noexcept {
     detail::channel_wait& wait = wait_.start();
-    if (state_.receive_or_queue_locked(value_, &wait.waiter) != channel_status::empty) {
-      return false;
-    }
-    wait.parker.prepare(h);
-    return wait.parker.finish_suspend();
+    // As in send_awaiter: resumable from the moment it is queued.
+    return state_.receive_or_queue_locked(value_, &wait.waiter, h) == channel_status::empty;
   }
   /// Coroutine protocol: the value received, or std::nullopt once closed and drained.
   std::optional<T> await_resume() noexcept { return std::move(value_); }

@@ -85,7 +85,7 @@ template <class... Cases>
 template <class... Cases>
 std::size_t blocking_select(Cases... cases) {
   detail::select_operation<Cases...> operation(std::move(cases)...);
-  detail::channel_parker parker(true);
+  detail::channel_parker parker(true, detail::channel_parker::claimants::several);
   if (operation.begin(parker)) {
     const detail::blocking_section blocked;
     parker.park();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <coroutine>
 #include <cstddef>
 #include <mutex>
 #include <optional>
@@ -149,14 +150,17 @@ struct channel_state : channel_base {
   FJORD_ALWAYS_INLINE bool try_send_fast(T& v) noexcept {
     return send_fast(v, true) == ring_result::done;
   }
-  channel_status send_or_queue_locked(T& v, channel_waiter* w) {
+  // A coroutine's plain send passes its handle (h): its single-claimant
+  // wait begins under the lock just before it is queued, so that an
+  // operation that completes at once pays nothing for it.
+  channel_status send_or_queue_locked(T& v, channel_waiter* w, std::coroutine_handle<> h = {}) {
     wake_list woken;
     std::lock_guard guard(*this);
     channel_waiter* to_wake = nullptr;
     const channel_status s = try_send_locked(v, to_wake);
     woken.add(to_wake);
     if (s == channel_status::full && w != nullptr) {
-      queue_locked(senders, *w, &v);
+      queue_locked(senders, *w, &v, h);
     }
     return s;
   }
@@ -176,14 +180,15 @@ struct channel_state : channel_base {
   FJORD_ALWAYS_INLINE bool try_receive_fast(std::optional<T>& out) noexcept {
     return receive_fast(out, true) == ring_result::done;
   }
-  channel_status receive_or_queue_locked(std::optional<T>& out, channel_waiter* w) noexcept {
+  channel_status receive_or_queue_locked(std::optional<T>& out, channel_waiter* w,
+                                         std::coroutine_handle<> h = {}) noexcept {
     wake_list woken;
     std::lock_guard guard(*this);
     channel_waiter* to_wake = nullptr;
     const channel_status s = try_receive_locked(out, to_wake);
     woken.add(to_wake);
     if (s == channel_status::empty && w != nullptr) {
-      queue_locked(receivers, *w, &out);
+      queue_locked(receivers, *w, &out, h);
     }
     return s;
   }
@@ -258,7 +263,11 @@ struct channel_state : channel_base {
   value_ring<T> buffer_;  // without a ring
   channel_ring<T>* ring_ = nullptr;
 
-  static void queue_locked(channel_waiter_queue& q, channel_waiter& w, void* slot) noexcept {
+  static void queue_locked(channel_waiter_queue& q, channel_waiter& w, void* slot,
+                           std::coroutine_handle<> h) noexcept {
+    if (h) {
+      w.parker->begin_single_wait(h);
+    }
     w.slot = slot;
     q.push_back(w);
   }

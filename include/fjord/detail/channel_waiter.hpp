@@ -8,6 +8,7 @@
 #include <new>
 #include <type_traits>
 
+#include "fjord/detail/assert.hpp"
 #include "fjord/detail/channel_ring.hpp"
 #include "fjord/detail/chrono.hpp"
 #include "fjord/detail/futex_mutex.hpp"
@@ -26,14 +27,31 @@ class channel_parker {
  public:
   static constexpr int unclaimed = -1;
 
-  explicit channel_parker(bool on_thread) noexcept : on_thread_(on_thread) {}
+  // single: the wait has one waiter on one channel and nothing else that
+  // could end it (a plain send or receive), so it is only ever claimed
+  // under that channel's lock, by the one call that also takes the waiter
+  // out of its queue. Such a wait needs neither the claim's CAS nor, for a
+  // coroutine, the phase exchange (see begin_single_wait()).
+  enum class claimants : bool { several, single };
+
+  channel_parker(bool on_thread, claimants who) noexcept
+      : on_thread_(on_thread), single_(who == claimants::single) {}
   channel_parker(const channel_parker&) = delete;
   channel_parker& operator=(const channel_parker&) = delete;
 
   // Decides which case completes the wait; true for the one caller that gets
   // it. Relaxed: the CAS only has to be atomic (one location, one winner);
   // what the winner writes before wake() is published by wake() itself.
+  // With a single claimant there is no race to decide: the channel's lock
+  // orders it after the queuing, and the waiter leaves the queue with the
+  // claim, so a plain store does (one locked instruction less per wake).
   bool claim(int index) noexcept {
+    if (single_) {
+      FJORD_ASSERT(selected_.load(std::memory_order_relaxed) == unclaimed,
+                   "channel_parker: a single-claimant wait claimed twice");
+      selected_.store(index, std::memory_order_relaxed);
+      return true;
+    }
     int expected = unclaimed;
     return selected_.compare_exchange_strong(expected, index, std::memory_order_relaxed,
                                              std::memory_order_relaxed);
@@ -45,6 +63,21 @@ class channel_parker {
   // A coroutine about to suspend: records where it resumes. Any time before
   // finish_suspend(): a wake() that comes first only marks the parker.
   void prepare(std::coroutine_handle<> h) noexcept { coroutine_.begin_wait(h); }
+
+  // A single-claimant coroutine wait, under the channel's lock just before
+  // its waiter is queued: records where it resumes. Once the lock is
+  // released, the claimer may resume the coroutine at once, on any thread;
+  // so await_suspend must then return true without touching the frame (or
+  // the channel, which the resumed coroutine may destroy) again. No phase
+  // word is needed to decide who resumes: only the claimer can, and only
+  // after the queuing. Writes are ordered by the lock (the frame's state
+  // before the claim) and by the resumption job's publication (the value
+  // handed over, before the coroutine runs again).
+  void begin_single_wait(std::coroutine_handle<> h) noexcept {
+    FJORD_ASSERT(single_ && !on_thread_, "channel_parker: not a single coroutine wait");
+    trace_point(trace_kind::channel_block, 0, trace_address(this));
+    coroutine_.begin_wait(h);
+  }
 
   // The coroutine's last step in await_suspend, after every waiter is queued
   // and every lock released: true to suspend, false when the winner already
@@ -72,6 +105,10 @@ class channel_parker {
       thread_.unpark();  // release: pairs with park()'s acquire
       return;
     }
+    if (single_) {
+      coroutine_.wake();  // suspended since before it was queued
+      return;
+    }
     if (phase_.exchange(woken, std::memory_order_acq_rel) == suspended) {
       coroutine_.wake();
     }
@@ -96,6 +133,7 @@ class channel_parker {
   std::atomic<int> selected_{unclaimed};
   std::atomic<std::uint8_t> phase_{running};
   bool on_thread_;
+  bool single_;
   waiting_coroutine coroutine_;
   parker thread_;
 };
@@ -121,7 +159,7 @@ struct channel_wait {
   channel_wait(const channel_wait&) = delete;
   channel_wait& operator=(const channel_wait&) = delete;
 
-  channel_parker parker{false};
+  channel_parker parker{false, channel_parker::claimants::single};
   channel_waiter waiter;
 };
 

@@ -129,14 +129,25 @@ class pool_core {
   // cannot end before it runs (see note_waiting()).
   void resume_waiting(job* j) noexcept;
 
-  // A coroutine starts waiting while running on one of our workers / runs again on
+  // A coroutine starts waiting while running on our worker w / runs again on
   // one. A pool does not end while any coroutine waits on it, so a
   // timer or a primitive never wakes a coroutine into a pool that is gone.
-  // Relaxed: both happen on a worker of ours in the middle of a job, before
-  // that worker can go idle (which takes the idle mutex, where the end of the
-  // pool is decided).
-  void note_waiting() noexcept { waiting_.fetch_add(1, std::memory_order_relaxed); }
-  void note_resumed() noexcept { waiting_.fetch_sub(1, std::memory_order_relaxed); }
+  // Each worker counts in its own counter (a plain load and store, no
+  // read-modify-write: a channel operation or a sleep pays nothing for a
+  // shared line); the count is their sum, which may be negative per worker
+  // (a coroutine that waited here and ran again there). Relaxed: both
+  // happen on a worker of ours in the middle of a job, before that worker
+  // can go idle (which takes the idle mutex, where the end of the pool is
+  // decided by waiting_count() with every worker idle).
+  static void note_waiting(worker& w) noexcept { w.waiting.add(1); }
+  void note_resumed() noexcept {
+    if (worker* w = current_worker_of(this)) [[likely]] {
+      w->waiting.add(~std::uint64_t{0});  // minus one, modulo 2^64
+    } else {
+      // Not on one of our threads (no such path today; kept safe).
+      waiting_elsewhere_.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
 
   // A thread that is not one of our workers: its own lane into this pool,
   // made or adopted on first use, or nullptr when the pool has max_lanes
@@ -355,10 +366,9 @@ class pool_core {
     return census_.load(std::memory_order_relaxed).thieves();
   }
 
-  // Coroutines waiting on this pool right now (for tests).
-  std::int64_t waiting_coroutines() const noexcept {
-    return waiting_.load(std::memory_order_relaxed);
-  }
+  // Coroutines waiting on this pool right now (for tests: exact once the
+  // pool is quiet, a snapshot of separate counters otherwise).
+  std::int64_t waiting_coroutines() const noexcept { return waiting_count(); }
 
   // Submission lanes made so far (for tests: lanes of finished threads are
   // reused, so this stays at the peak number of threads submitting at once).
@@ -561,8 +571,10 @@ class pool_core {
   std::atomic<bool> drained_{false};
   std::atomic<bool> exit_{false};
   std::atomic<std::uint64_t> suppressed_{0};
-  // Coroutines waiting on this pool (timers, async primitives).
-  alignas(false_sharing_range) std::atomic<std::int64_t> waiting_{0};
+  // Coroutines waiting on this pool (timers, async primitives): the sum of
+  // the workers' counts and this one (see note_waiting()).
+  std::int64_t waiting_count() const noexcept;
+  std::atomic<std::int64_t> waiting_elsewhere_{0};
   // Threads inside resume_waiting() from outside (see there).
   std::atomic<std::uint32_t> wakers_{0};
   std::atomic<bool> abandon_waiting_{false};  // see shut_down()

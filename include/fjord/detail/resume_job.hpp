@@ -42,7 +42,7 @@ struct waiting_coroutine : resume_job {
 
   void begin_wait(std::coroutine_handle<> h) noexcept {
     handle = h;
-    const worker* w = current_worker;
+    worker* w = current_worker;
     if (sync_wait_loop* waiting = sync_wait_loop::current(); waiting != nullptr || w == nullptr) {
       // Part of the task a sync_wait on this thread runs (on a worker too:
       // the worker is blocked in that sync_wait, and must not depend on
@@ -54,7 +54,7 @@ struct waiting_coroutine : resume_job {
       home = w->pool;
       loop = nullptr;
       job::execute = &resume_at_home;
-      home->note_waiting();
+      pool_core::note_waiting(*w);
       trace_point(trace_kind::coroutine_suspend, 0, trace_address(static_cast<job*>(this)));
     }
   }

@@ -64,7 +64,7 @@ class [[nodiscard]] select_awaiter {
 
  private:
   select_operation<Cases...> operation_;
-  channel_parker parker_{false};
+  channel_parker parker_{false, channel_parker::claimants::several};
 };
 
 }  // namespace fjord::detail

@@ -132,6 +132,9 @@ struct alignas(false_sharing_range) worker {
   job_heap heap;
   parker sleeper;
   worker_counters counters;
+  // Coroutines that began waiting on this worker minus those resumed on it
+  // (pool_core::note_waiting): counts modulo 2^64, summed by the pool.
+  owned_counter waiting;
   std::uint64_t rng;
   bool searching = false;            // counted as a searcher in the census
   std::uint32_t ticks = 0;           // jobs run since the injection queues were last checked

@@ -768,7 +768,16 @@ void pool_core::resume_waiting(job* j) noexcept {
     // the exchange publishes the job (release), so a thief that sees this
     // job sees this stamp or a later one: it never takes a job early.
     w->runnext_since.store(cycle_clock::now(), std::memory_order_relaxed);
-    job* previous = w->runnext.exchange(j, std::memory_order_acq_rel);
+    // Only this worker fills its slot (thieves only empty it), so a slot
+    // seen empty stays empty until we fill it: a release store publishes j
+    // without a read-modify-write. A full slot needs the exchange, which
+    // races with thieves taking the job it holds.
+    job* previous = w->runnext.load(std::memory_order_relaxed);
+    if (previous == nullptr) {
+      w->runnext.store(j, std::memory_order_release);
+    } else {
+      previous = w->runnext.exchange(j, std::memory_order_acq_rel);
+    }
     if (previous == nullptr) {
       notify_local_push();  // a sleeper may have to take it, should we run long
       return;

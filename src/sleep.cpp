@@ -102,7 +102,8 @@ bool pool_core::any_work_visible() const noexcept {
   for (std::size_t i = 0; i < n; ++i) {
     // A runnext job counts: its owner may be running long, and it must not
     // wait for it with every other worker asleep. seq_cst: part of the same
-    // handshake as the deques (resume_waiting's exchange, then its fence).
+    // handshake as the deques (resume_waiting's store or exchange, then its
+    // fence).
     if (workers_[i]->deque.maybe_nonempty() ||
         workers_[i]->runnext.load(std::memory_order_seq_cst) != nullptr) {
       return true;

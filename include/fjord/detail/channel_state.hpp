@@ -236,9 +236,17 @@ struct channel_state : channel_base {
   // shared_ptr argument).
   void retain() noexcept { handles.fetch_add(1, std::memory_order_relaxed); }
   // Drops one; the last one destroys the channel. acq_rel: every use
-  // through other references happens before the delete.
+  // through other references happens before the delete. A count of 1 read
+  // first is ours alone: no other handle exists to copy from, so it cannot
+  // rise, and the read (acquire, after the others' release decrements)
+  // saves the last handle its read-modify-write (a process's result
+  // channel usually dies in its maker, after the children dropped theirs).
   static void release(channel_state* s) noexcept {
-    if (s != nullptr && s->handles.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (s == nullptr) {
+      return;
+    }
+    if (s->handles.load(std::memory_order_acquire) == 1 ||
+        s->handles.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       delete s;
     }
   }

@@ -759,9 +759,19 @@ void pool_core::throw_forked() {
       "make a new pool in the child (fjord::default_pool() is made anew there)");
 }
 
+void pool_core::resume_waiting_chain(job* first, job* last, std::uint64_t count) noexcept {
+  // resume_waiting()'s path from outside, for a whole chain (see there for
+  // wakers_). One wake-up check is enough: a worker that takes a batch from
+  // the queue puts the rest on its deque, and that push wakes the next.
+  wakers_.fetch_add(1, std::memory_order_relaxed);
+  shards_[shard_for_this_thread()]->queue.push_chain(first, last, count);
+  notify_injected();
+  wakers_.fetch_sub(1, std::memory_order_release);
+}
+
 void pool_core::resume_waiting(job* j) noexcept {
   worker* w = current_worker_of(this);
-  trace_point(trace_kind::coroutine_wake, 0, trace_address(j), id_);
+  note_wake(j);
   if (w != nullptr) {
     // Into the runnext slot; the coroutine it held (if any) goes to the
     // deque, where thieves may take it at once. The stamp is stored before

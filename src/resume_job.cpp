@@ -39,6 +39,17 @@ void resume_inline(resume_job& j) noexcept {
   t.active = false;
 }
 
+void waiting_coroutine::wake_into(resume_batch& batch) noexcept {
+  if (home == nullptr) {
+    wake();  // no pool: its sync_wait thread, or wherever wake() sends it
+  } else if (current_worker_of(home) != nullptr) {
+    home->resume_waiting(this);  // our own runnext slot or deque
+  } else {
+    home->note_wake(this);
+    batch.add(home, this);
+  }
+}
+
 void waiting_coroutine::wake() noexcept {
   if (home != nullptr) {
     home->resume_waiting(this);

@@ -199,6 +199,41 @@ TEST(channel, close_wakes_every_waiting_receiver_and_sender) {
   EXPECT_EQ(full.try_receive(), 0);  // the buffered value survives the close
 }
 
+TEST(channel, a_close_from_outside_resumes_each_waiter_on_its_own_pool) {
+  // Waiters of two pools, queued in whatever order they come: close() hands
+  // them over in chains (one per run of waiters of the same pool, at most
+  // 256 long), and each resumes on the pool it waited on.
+  fjord::pool a(fjord::pool_options{.workers = 2, .name = "a"});
+  fjord::pool b(fjord::pool_options{.workers = 1, .name = "b"});
+  fjord::channel<int> gate(0);
+  constexpr int per_pool = 700;
+  std::atomic<int> waiting{0};
+  std::atomic<int> on_home{0};
+  std::atomic<int> elsewhere{0};
+  auto process = [&](fjord::pool& home) -> fjord::task<void> {
+    co_await home.schedule();
+    waiting.fetch_add(1);
+    const std::optional<int> v = co_await gate.receive();
+    (v ? elsewhere : (fjord::current_pool() == &home ? on_home : elsewhere)).fetch_add(1);
+  };
+  std::vector<fjord::task<void>> tasks;
+  for (int i = 0; i < per_pool; ++i) {
+    tasks.push_back(process(i % 2 == 0 ? a : b));
+    tasks.push_back(process(i % 2 == 0 ? b : a));
+  }
+  std::thread closer([&] {
+    while (waiting.load() != 2 * per_pool) {
+      std::this_thread::yield();
+    }
+    std::this_thread::sleep_for(5ms);  // the last ones have queued their waiters
+    gate.close();
+  });
+  fjord::sync_wait(fjord::when_all(std::move(tasks)));
+  closer.join();
+  EXPECT_EQ(on_home.load(), 2 * per_pool);
+  EXPECT_EQ(elsewhere.load(), 0);
+}
+
 TEST(channel, a_rendezvous_send_waits_for_its_receiver) {
   fjord::pool p(fjord::pool_options{.workers = 2});
   fjord::channel<int> ch(0);

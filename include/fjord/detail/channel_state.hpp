@@ -116,11 +116,7 @@ struct channel_state : channel_base {
     }
     closed = true;
     for (channel_waiter_queue* q : {&receivers, &senders}) {
-      channel_waiter* claimed = q->claim_all();
-      for (channel_waiter* w = claimed; w != nullptr; w = w->next) {
-        w->closed = true;
-      }
-      woken.add_all(claimed);
+      woken.add_all(q->claim_all_closing());
     }
     return true;
   }

@@ -99,14 +99,23 @@ class channel_parker {
   // The claimer's last touch of the parker and of everything in the waiting
   // frame or stack: a thread is unparked, a suspended coroutine is sent back
   // to its pool (or sync_wait thread).
-  void wake() noexcept {
+  void wake() noexcept { wake(nullptr); }
+  // The same, adding a coroutine woken from outside its pool to `batch`
+  // (see resume_batch) if there is one: the parker may be gone once the
+  // batch is flushed.
+  void wake(resume_batch* batch) noexcept {
     trace_point(trace_kind::channel_unblock, 0, trace_address(this));
     if (on_thread_) {
       thread_.unpark();  // release: pairs with park()'s acquire
       return;
     }
     if (single_) {
-      coroutine_.wake();  // suspended since before it was queued
+      // Suspended since before it was queued.
+      if (batch != nullptr) {
+        coroutine_.wake_into(*batch);
+      } else {
+        coroutine_.wake();
+      }
       return;
     }
     if (phase_.exchange(woken, std::memory_order_acq_rel) == suspended) {
@@ -224,18 +233,27 @@ class channel_waiter_queue {
     return nullptr;
   }
 
-  // Takes every waiter out; the ones this call claims are linked through
-  // `next` into the returned list (for close()).
-  channel_waiter* claim_all() noexcept {
-    channel_waiter* claimed = nullptr;
-    while (channel_waiter* w = head_) {
-      remove(*w);
+  // close(): takes every waiter out; the ones this call claims are marked
+  // closed and linked, in queue order, through `next` into the returned
+  // list. One pass: a close() that ends ten million waits touches each
+  // waiter here once, then once to wake it (the waiters of selects won
+  // elsewhere are only marked out of the queue, for their owners).
+  channel_waiter* claim_all_closing() noexcept {
+    channel_waiter* first = nullptr;
+    channel_waiter** link = &first;
+    for (channel_waiter* w = head_; w != nullptr;) {
+      channel_waiter* const next = w->next;
+      w->queued = false;
       if (w->parker->claim(w->index)) {
-        w->next = claimed;
-        claimed = w;
+        w->closed = true;
+        *link = w;
+        link = &w->next;
       }
+      w = next;
     }
-    return claimed;
+    *link = nullptr;
+    head_ = tail_ = nullptr;
+    return first;
   }
 
  private:
@@ -253,9 +271,17 @@ class wake_list {
   wake_list(const wake_list&) = delete;
   wake_list& operator=(const wake_list&) = delete;
   ~wake_list() {
+    if (head_ == nullptr) {
+      return;
+    }
+    if (head_->next == nullptr) {
+      head_->parker->wake();  // a send or receive: one waiter, no batch
+      return;
+    }
+    resume_batch batch;  // a close() from outside hands its processes over at once
     while (head_ != nullptr) {
       channel_waiter* next = head_->next;
-      head_->parker->wake();  // the waiter may be gone after this
+      head_->parker->wake(&batch);  // the waiter may be gone after the flush
       head_ = next;
     }
   }
@@ -267,13 +293,22 @@ class wake_list {
       head_ = w;
     }
   }
-  // Every waiter of a list linked through `next` (claim_all()'s result).
+  // Every waiter of a list linked through `next` (claim_all_closing()'s
+  // result), woken in list order, before those added earlier. Constant
+  // time when the list is empty so far (close() adds at most one
+  // non-empty list: receivers and senders never wait at once).
   void add_all(channel_waiter* list) noexcept {
-    while (list != nullptr) {
-      channel_waiter* next = list->next;
-      add(list);
-      list = next;
+    if (list == nullptr) {
+      return;
     }
+    channel_waiter* last = list;
+    while (head_ != nullptr && last->next != nullptr) {
+      last = last->next;
+    }
+    if (head_ != nullptr) {
+      last->next = head_;
+    }
+    head_ = list;
   }
 
  private:

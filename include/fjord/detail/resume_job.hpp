@@ -28,6 +28,8 @@ struct resume_job : job {
 // waiter, which unlocks...) never grows the stack.
 void resume_inline(resume_job& j) noexcept;
 
+class resume_batch;
+
 // A coroutine waiting on a timer or an async primitive, and where it goes on
 // when woken: back to the thread blocked in sync_wait that it was running
 // on (its task's), or else back to the pool it was running on (as a job, on
@@ -70,12 +72,63 @@ struct waiting_coroutine : resume_job {
   // Sends the coroutine on (see above). *this may be gone once it returns.
   void wake() noexcept;
 
+  // The same, except that a coroutine of a pool the waking thread does not
+  // work for joins `batch`, to be handed over with the others as one chain
+  // (a close() that wakes a million processes from outside their pool).
+  // *this may be gone once the batch is flushed.
+  void wake_into(resume_batch& batch) noexcept;
+
  private:
   static void resume_at_home(job* j) noexcept {
     auto* self = static_cast<waiting_coroutine*>(j);
     self->home->note_resumed();  // on a worker of home, before it can go idle
     resume(self->handle);
   }
+};
+
+// Coroutines of one pool woken together from a thread that is not one of
+// its workers, linked through their jobs: flushed as one push onto the
+// pool's injection path and one wake-up check, instead of one each. Flushed
+// every flush_at coroutines, when one of another pool comes, and at the end
+// of the scope.
+class resume_batch {
+ public:
+  resume_batch() noexcept = default;
+  resume_batch(const resume_batch&) = delete;
+  resume_batch& operator=(const resume_batch&) = delete;
+  ~resume_batch() { flush(); }
+
+  void add(pool_core* home, job* j) noexcept {
+    if (home != home_) {
+      flush();
+      home_ = home;
+    }
+    if (last_ == nullptr) {
+      first_ = j;
+    } else {
+      last_->next().store(j, std::memory_order_relaxed);  // published by the push
+    }
+    last_ = j;
+    if (++count_ == flush_at) {
+      flush();  // the workers start on these while we link the next
+    }
+  }
+
+  void flush() noexcept {
+    if (count_ != 0) {
+      home_->resume_waiting_chain(first_, last_, count_);
+      first_ = last_ = nullptr;
+      count_ = 0;
+    }
+  }
+
+ private:
+  static constexpr std::uint64_t flush_at = 256;
+
+  pool_core* home_ = nullptr;
+  job* first_ = nullptr;
+  job* last_ = nullptr;
+  std::uint64_t count_ = 0;
 };
 
 }  // namespace fjord::detail

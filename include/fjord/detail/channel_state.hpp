@@ -107,16 +107,19 @@ struct channel_state : channel_base {
 
   // close(): false if it was closed already. Every waiter completes: the
   // receivers with nothing (the buffer is empty while they wait), the
-  // senders with channel_status::closed.
+  // senders with channel_status::closed. Each is woken as it is claimed,
+  // still under the lock (a woken coroutine that comes back to the channel
+  // waits for the lock; one woken from outside its pool is handed over in
+  // a chain, see resume_batch), so the pass over the waiters is one.
   bool close() noexcept {
-    wake_list woken;  // declared first: wakes after the lock is released
+    resume_batch batch;  // declared first: its last chain goes after the lock is released
     std::lock_guard guard(*this);
     if (closed) {
       return false;
     }
     closed = true;
     for (channel_waiter_queue* q : {&receivers, &senders}) {
-      woken.add_all(q->claim_all_closing());
+      q->claim_all_closing([&batch](channel_waiter& w) { w.parker->wake(&batch); });
     }
     return true;
   }

@@ -233,27 +233,24 @@ class channel_waiter_queue {
     return nullptr;
   }
 
-  // close(): takes every waiter out; the ones this call claims are marked
-  // closed and linked, in queue order, through `next` into the returned
-  // list. One pass: a close() that ends ten million waits touches each
-  // waiter here once, then once to wake it (the waiters of selects won
-  // elsewhere are only marked out of the queue, for their owners).
-  channel_waiter* claim_all_closing() noexcept {
-    channel_waiter* first = nullptr;
-    channel_waiter** link = &first;
-    for (channel_waiter* w = head_; w != nullptr;) {
+  // close(): takes every waiter out, in queue order; the ones this call
+  // claims are marked closed and passed to on_claimed (which wakes them:
+  // it may be the last touch of the waiter). One pass: a close() that ends
+  // ten million waits touches each waiter once. The waiters of selects won
+  // elsewhere are only marked out of the queue, for their owners.
+  template <class F>
+  void claim_all_closing(F on_claimed) noexcept {
+    channel_waiter* w = head_;
+    head_ = tail_ = nullptr;
+    while (w != nullptr) {
       channel_waiter* const next = w->next;
       w->queued = false;
       if (w->parker->claim(w->index)) {
         w->closed = true;
-        *link = w;
-        link = &w->next;
+        on_claimed(*w);
       }
       w = next;
     }
-    *link = nullptr;
-    head_ = tail_ = nullptr;
-    return first;
   }
 
  private:
@@ -278,7 +275,7 @@ class wake_list {
       head_->parker->wake();  // a send or receive: one waiter, no batch
       return;
     }
-    resume_batch batch;  // a close() from outside hands its processes over at once
+    resume_batch batch;  // a batch receive from outside may serve many senders
     while (head_ != nullptr) {
       channel_waiter* next = head_->next;
       head_->parker->wake(&batch);  // the waiter may be gone after the flush
@@ -292,23 +289,6 @@ class wake_list {
       w->next = head_;
       head_ = w;
     }
-  }
-  // Every waiter of a list linked through `next` (claim_all_closing()'s
-  // result), woken in list order, before those added earlier. Constant
-  // time when the list is empty so far (close() adds at most one
-  // non-empty list: receivers and senders never wait at once).
-  void add_all(channel_waiter* list) noexcept {
-    if (list == nullptr) {
-      return;
-    }
-    channel_waiter* last = list;
-    while (head_ != nullptr && last->next != nullptr) {
-      last = last->next;
-    }
-    if (head_ != nullptr) {
-      last->next = head_;
-    }
-    head_ = list;
   }
 
  private:

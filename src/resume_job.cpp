@@ -39,15 +39,13 @@ void resume_inline(resume_job& j) noexcept {
   t.active = false;
 }
 
-void waiting_coroutine::wake_into(resume_batch& batch) noexcept {
+bool waiting_coroutine::join(resume_batch& batch) noexcept {
   if (home == nullptr) {
-    wake();  // no pool: its sync_wait thread, or wherever wake() sends it
-  } else if (current_worker_of(home) != nullptr) {
-    home->resume_waiting(this);  // our own runnext slot or deque
-  } else {
-    home->note_wake(this);
-    batch.add(home, this);
+    return false;
   }
+  home->note_wake(this);
+  batch.add(home, this);
+  return true;
 }
 
 void waiting_coroutine::wake() noexcept {

@@ -201,8 +201,8 @@ TEST(channel, close_wakes_every_waiting_receiver_and_sender) {
 
 TEST(channel, a_close_from_outside_resumes_each_waiter_on_its_own_pool) {
   // Waiters of two pools, queued in whatever order they come: close() hands
-  // them over in chains (one per run of waiters of the same pool, at most
-  // 256 long), and each resumes on the pool it waited on.
+  // those of the first waiter's pool over as one chain and wakes the others
+  // one by one, and each resumes on the pool it waited on.
   fjord::pool a(fjord::pool_options{.workers = 2, .name = "a"});
   fjord::pool b(fjord::pool_options{.workers = 1, .name = "b"});
   fjord::channel<int> gate(0);
@@ -232,6 +232,34 @@ TEST(channel, a_close_from_outside_resumes_each_waiter_on_its_own_pool) {
   closer.join();
   EXPECT_EQ(on_home.load(), 2 * per_pool);
   EXPECT_EQ(elsewhere.load(), 0);
+}
+
+TEST(channel, a_close_whose_waiter_drops_the_last_handle_at_once_is_safe) {
+  // The closer reaches the channel through the waiter's own handle, the
+  // only one: once woken, the waiter may end and free the channel while
+  // close() is still on it (ASan sees a use after free if close() does not
+  // keep the channel alive).
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  for (int round = 0; round < 200; ++round) {
+    std::atomic<const fjord::channel<int>*> shared{nullptr};
+    std::atomic<bool> closed_it{false};
+    auto waiter = [&]() -> fjord::task<bool> {
+      co_await p.schedule();
+      const fjord::channel<int> mine(0);
+      shared.store(&mine);
+      co_return !(co_await mine.receive()).has_value();
+    };
+    std::thread closer([&] {
+      const fjord::channel<int>* c = nullptr;
+      while ((c = shared.load()) == nullptr) {
+        std::this_thread::yield();
+      }
+      closed_it.store(c->close());
+    });
+    EXPECT_TRUE(fjord::sync_wait(waiter()));
+    closer.join();
+    EXPECT_TRUE(closed_it.load());
+  }
 }
 
 TEST(channel, a_rendezvous_send_waits_for_its_receiver) {

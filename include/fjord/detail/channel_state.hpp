@@ -107,19 +107,19 @@ struct channel_state : channel_base {
 
   // close(): false if it was closed already. Every waiter completes: the
   // receivers with nothing (the buffer is empty while they wait), the
-  // senders with channel_status::closed. Each is woken as it is claimed,
-  // still under the lock (a woken coroutine that comes back to the channel
-  // waits for the lock; one woken from outside its pool is handed over in
-  // a chain, see resume_batch), so the pass over the waiters is one.
+  // senders with channel_status::closed. One pass over the waiters, under
+  // the lock, claims each; a second, after the unlock, wakes them (the
+  // coroutines of a pool in chains, see wake_list). The wakes are the
+  // closer's last touch: a waiter it woke may drop the last handle at once.
   bool close() noexcept {
-    resume_batch batch;  // declared first: its last chain goes after the lock is released
+    wake_list woken;  // declared first: wakes after the lock is released
     std::lock_guard guard(*this);
     if (closed) {
       return false;
     }
     closed = true;
     for (channel_waiter_queue* q : {&receivers, &senders}) {
-      q->claim_all_closing([&batch](channel_waiter& w) { w.parker->wake(&batch); });
+      q->claim_all_closing([&woken](channel_waiter& w) { woken.add(&w); });
     }
     return true;
   }

@@ -99,28 +99,30 @@ class channel_parker {
   // The claimer's last touch of the parker and of everything in the waiting
   // frame or stack: a thread is unparked, a suspended coroutine is sent back
   // to its pool (or sync_wait thread).
-  void wake() noexcept { wake(nullptr); }
-  // The same, adding a coroutine woken from outside its pool to `batch`
-  // (see resume_batch) if there is one: the parker may be gone once the
-  // batch is flushed.
-  void wake(resume_batch* batch) noexcept {
+  void wake() noexcept {
     trace_point(trace_kind::channel_unblock, 0, trace_address(this));
     if (on_thread_) {
       thread_.unpark();  // release: pairs with park()'s acquire
       return;
     }
     if (single_) {
-      // Suspended since before it was queued.
-      if (batch != nullptr) {
-        coroutine_.wake_into(*batch);
-      } else {
-        coroutine_.wake();
-      }
+      coroutine_.wake();  // suspended since before it was queued
       return;
     }
     if (phase_.exchange(woken, std::memory_order_acq_rel) == suspended) {
       coroutine_.wake();
     }
+  }
+
+  // Instead of wake(), after the channel's lock is released: a single
+  // coroutine wait of a pool joins `batch` (see resume_batch). False: not
+  // taken (a thread, a select, a coroutine with no pool); wake() it.
+  bool join(resume_batch& batch) noexcept {
+    if (!single_ || on_thread_ || !coroutine_.join(batch)) {
+      return false;
+    }
+    trace_point(trace_kind::channel_unblock, 0, trace_address(this));
+    return true;
   }
 
   // A thread: blocks until wake().
@@ -234,10 +236,10 @@ class channel_waiter_queue {
   }
 
   // close(): takes every waiter out, in queue order; the ones this call
-  // claims are marked closed and passed to on_claimed (which wakes them:
-  // it may be the last touch of the waiter). One pass: a close() that ends
-  // ten million waits touches each waiter once. The waiters of selects won
-  // elsewhere are only marked out of the queue, for their owners.
+  // claims are marked closed and passed to on_claimed (which may take over
+  // their `next` link: it is read before). One pass: a close() that ends
+  // ten million waits touches each waiter here once. The waiters of selects
+  // won elsewhere are only marked out of the queue, for their owners.
   template <class F>
   void claim_all_closing(F on_claimed) noexcept {
     channel_waiter* w = head_;
@@ -272,27 +274,36 @@ class wake_list {
       return;
     }
     if (head_->next == nullptr) {
-      head_->parker->wake();  // a send or receive: one waiter, no batch
+      head_->parker->wake();  // a send or receive: one waiter
       return;
     }
-    resume_batch batch;  // a batch receive from outside may serve many senders
+    // Several (a close(), a batch form): coroutines go to their pools in
+    // chains. A chain is handed over (and its waiters may be gone) when it
+    // is full, at a change of pool, or at the end: each waiter's link is
+    // read before it joins.
+    resume_batch batch;
     while (head_ != nullptr) {
       channel_waiter* next = head_->next;
-      head_->parker->wake(&batch);  // the waiter may be gone after the flush
+      if (!head_->parker->join(batch)) {
+        head_->parker->wake();  // the waiter may be gone after this
+      }
       head_ = next;
     }
   }
 
-  // w (nullptr: nothing) is out of its queue, so its link is ours.
+  // w (nullptr: nothing) is out of its queue, so its link is ours. Woken
+  // in the order added.
   void add(channel_waiter* w) noexcept {
     if (w != nullptr) {
-      w->next = head_;
-      head_ = w;
+      w->next = nullptr;
+      (tail_ == nullptr ? head_ : tail_->next) = w;
+      tail_ = w;
     }
   }
 
  private:
   channel_waiter* head_ = nullptr;
+  channel_waiter* tail_ = nullptr;
 };
 
 // What every channel<T> has whatever T is: its lock, its waiters, whether it

@@ -72,11 +72,10 @@ struct waiting_coroutine : resume_job {
   // Sends the coroutine on (see above). *this may be gone once it returns.
   void wake() noexcept;
 
-  // The same, except that a coroutine of a pool the waking thread does not
-  // work for joins `batch`, to be handed over with the others as one chain
-  // (a close() that wakes a million processes from outside their pool).
-  // *this may be gone once the batch is flushed.
-  void wake_into(resume_batch& batch) noexcept;
+  // Instead of wake(): joins `batch` if this coroutine waits on a pool
+  // (false: not taken, wake() it). It is resumed, and may be gone, once the
+  // batch hands it over.
+  bool join(resume_batch& batch) noexcept;
 
  private:
   static void resume_at_home(job* j) noexcept {
@@ -86,11 +85,12 @@ struct waiting_coroutine : resume_job {
   }
 };
 
-// Coroutines of one pool woken together from a thread that is not one of
-// its workers, linked through their jobs: flushed as one push onto the
-// pool's injection path and one wake-up check, instead of one each. Flushed
-// every flush_at coroutines, when one of another pool comes, and at the end
-// of the scope.
+// Coroutines woken together (the waiters a close() claimed, woken after it
+// released the channel's lock), handed to their pool as chains linked
+// through their jobs: one push onto its injection path and one wake-up
+// check per chain instead of one each. A chain holds one pool's coroutines
+// and at most flush_at of them, so the workers start on the first ones
+// while the rest are being linked.
 class resume_batch {
  public:
   resume_batch() noexcept = default;
@@ -103,21 +103,20 @@ class resume_batch {
       flush();
       home_ = home;
     }
-    if (last_ == nullptr) {
+    if (count_ == 0) {
       first_ = j;
     } else {
       last_->next().store(j, std::memory_order_relaxed);  // published by the push
     }
     last_ = j;
     if (++count_ == flush_at) {
-      flush();  // the workers start on these while we link the next
+      flush();
     }
   }
 
   void flush() noexcept {
     if (count_ != 0) {
       home_->resume_waiting_chain(first_, last_, count_);
-      first_ = last_ = nullptr;
       count_ = 0;
     }
   }

@@ -760,11 +760,18 @@ void pool_core::throw_forked() {
 }
 
 void pool_core::resume_waiting_chain(job* first, job* last, std::uint64_t count) noexcept {
-  // resume_waiting()'s path from outside, for a whole chain (see there for
-  // wakers_). One wake-up check is enough: a worker that takes a batch from
-  // the queue puts the rest on its deque, and that push wakes the next.
+  // Also during shutdown (no stopping_ check): the pool cannot end before
+  // these jobs ran, since the waiting count holds them until then. But it
+  // can end right after, while we are still in notify_injected(): so
+  // wakers_ counts us, and shut_down() waits for it to drop after joining
+  // the threads (the increment happens before the push, hence before the
+  // end). Our last touch is the decrement. One wake-up check is enough for
+  // a chain: a worker that takes a batch from the queue puts the rest on
+  // its deque, and that push wakes the next.
   wakers_.fetch_add(1, std::memory_order_relaxed);
-  shards_[shard_for_this_thread()]->queue.push_chain(first, last, count);
+  const worker* w = current_worker_of(this);
+  shard& s = *shards_[w != nullptr ? (w->index & shard_mask_) : shard_for_this_thread()];
+  s.queue.push_chain(first, last, count);
   notify_injected();
   wakers_.fetch_sub(1, std::memory_order_release);
 }
@@ -798,17 +805,7 @@ void pool_core::resume_waiting(job* j) noexcept {
       return;
     }
   }
-  // From outside, also during shutdown (no stopping_ check): the pool
-  // cannot end before this job ran, since the waiting count holds it until then. But
-  // it can end right after, while we are still in notify_injected(): so
-  // wakers_ counts us, and shut_down() waits for it to drop after joining
-  // the threads (the increment happens before the push, hence before the
-  // end). Our last touch is the decrement.
-  wakers_.fetch_add(1, std::memory_order_relaxed);
-  shard& s = *shards_[w != nullptr ? (w->index & shard_mask_) : shard_for_this_thread()];
-  s.queue.push(j);
-  notify_injected();
-  wakers_.fetch_sub(1, std::memory_order_release);
+  resume_waiting_chain(j, j, 1);  // from outside (or a full deque)
 }
 
 namespace {

@@ -40,8 +40,8 @@ void resume_inline(resume_job& j) noexcept {
 }
 
 bool waiting_coroutine::join(resume_batch& batch) noexcept {
-  if (home == nullptr) {
-    return false;
+  if (home == nullptr || current_worker_of(home) != nullptr) {
+    return false;  // no pool, or ours: wake() puts it on our own deque
   }
   home->note_wake(this);
   batch.add(home, this);

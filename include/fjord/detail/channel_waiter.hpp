@@ -115,8 +115,9 @@ class channel_parker {
   }
 
   // Instead of wake(), after the channel's lock is released: a single
-  // coroutine wait of a pool joins `batch` (see resume_batch). False: not
-  // taken (a thread, a select, a coroutine with no pool); wake() it.
+  // coroutine wait of a pool the calling thread does not work for joins
+  // `batch` (see resume_batch). False: not taken (a thread, a select, a
+  // coroutine with no pool or of ours); wake() it.
   bool join(resume_batch& batch) noexcept {
     if (!single_ || on_thread_ || !coroutine_.join(batch)) {
       return false;

@@ -128,9 +128,9 @@ class pool_core {
   // being destroyed: it is work in progress, not new work, and the pool
   // cannot end before it runs (see note_waiting()).
   void resume_waiting(job* j) noexcept;
-  // From a thread that is not one of our workers: resume_waiting() for the
-  // chain first..last (linked through job::next, each already traced with
-  // note_wake()), with one push and one wake-up check.
+  // resume_waiting()'s path from outside, for the chain first..last (linked
+  // through job::next, each already traced with note_wake()): one push onto
+  // the injection queue and one wake-up check.
   void resume_waiting_chain(job* first, job* last, std::uint64_t count) noexcept;
   // Records the wake-up of the coroutine whose resumption j is.
   void note_wake(const job* j) const noexcept {

@@ -72,9 +72,9 @@ struct waiting_coroutine : resume_job {
   // Sends the coroutine on (see above). *this may be gone once it returns.
   void wake() noexcept;
 
-  // Instead of wake(): joins `batch` if this coroutine waits on a pool
-  // (false: not taken, wake() it). It is resumed, and may be gone, once the
-  // batch hands it over.
+  // Instead of wake(): joins `batch` if this coroutine waits on a pool the
+  // calling thread does not work for (false: not taken, wake() it). It is
+  // resumed, and may be gone, once the batch hands it over.
   bool join(resume_batch& batch) noexcept;
 
  private:

@@ -4,7 +4,9 @@
 // run on the same data: sort, scan and a tiny reduce.
 //
 // bench_algorithms --bench NAME --impl seq|std-par|onetbb|fjord --threads N --size K
-//   (scan also takes --impl halves: two threads scanning their own halves, the ceiling)
+//   (scan also takes --impl halves: two threads scanning their own halves, the
+//   2-worker ceiling, and seq-on-worker: std::inclusive_scan run by a 1-worker
+//   pool's worker while the caller waits, as every fjord row runs)
 //   rmsd, rmsd_tbbsa       time of one rmsd() call, ms (buffers: std::allocator
 //                          or tbb::scalable_allocator, as the seed's RMSD / SA_RMSD)
 //   rmsd_fjordsa           the same with fjord::scalable_allocator buffers
@@ -347,6 +349,14 @@ void run_scan(const bench::args& a) {
       }
       return ms;
     });
+    return;
+  }
+  if (a.impl == "seq-on-worker") {
+    fjord::pool pool(fjord::pool_options{.workers = 1});
+    bench::run_rounds(
+        a, "ms", 1, round([&] {
+          pool.call([&] { std::inclusive_scan(input.begin(), input.end(), out.begin()); });
+        }));
     return;
   }
   with_policy(a, [&](auto&& policy) {

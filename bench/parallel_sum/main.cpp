@@ -83,6 +83,14 @@ int main(int argc, char** argv) {
   if (a.impl == "accumulate") {
     bench::run_rounds(a, "ms", 1,
                       timed([&] { return std::accumulate(data.begin(), data.end(), 0LL); }));
+  } else if (a.impl == "accumulate-on-worker") {
+    // The floor for any pool at one worker: the same loop, run by the pool's
+    // worker while the caller waits (as every pool-run row does).
+    fjord::pool pool(fjord::pool_options{.workers = 1});
+    bench::run_rounds(
+        a, "ms", 1, timed([&] {
+          return pool.call([&] { return std::accumulate(data.begin(), data.end(), 0LL); });
+        }));
   } else if (a.impl == "halves") {
     // The ceiling for two workers: std::accumulate over each half on two
     // threads that are already running (they spin on a round counter, so

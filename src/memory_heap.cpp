@@ -98,6 +98,11 @@ void memory_heap::drain_notified() noexcept {
     span* next = s->next_notified;
     make_available(s);
     collect(s);  // the blocks that came back count as free from now
+    // As after a local free: one empty span per class stays (s is the head
+    // of its class's list now), others go back.
+    if (s->used == 0 && s->next != nullptr) {
+      retire(s, true);
+    }
     s = next;
   }
 }

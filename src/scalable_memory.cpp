@@ -198,6 +198,16 @@ scalable_memory_stats scalable_memory_statistics() noexcept {
   return stats;
 }
 
+namespace detail {
+
+void take_back_remote_frees_of_this_thread() noexcept {
+  if (memory_heap* h = thread_heap; h != nullptr) {
+    h->take_back_remote_frees();
+  }
+}
+
+}  // namespace detail
+
 void scalable_memory_release() noexcept {
   if (memory_heap* h = thread_heap; h != nullptr) {
     h->release_unused();

@@ -17,6 +17,8 @@
 //   sort_urls              10^6 such strings behind one 32-byte prefix, ms
 //   scan                   inclusive_scan of 10^8 ints, ms
 //   tiny_reduce            reduce of --size ints (1,000) from the main thread, ns a call
+//   tiny_costly            transform_reduce of --size (1,000) elements of --grain
+//                          rounds of work each, from the main thread, us a call
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -412,6 +414,63 @@ void run_tiny_reduce(const bench::args& a) {
   });
 }
 
+// The same from the main thread, with elements that cost something: each
+// runs --grain rounds of a 64-bit mix (about 2 ns a round here), so 1,000
+// elements cost from a few to a few hundred microseconds, across the range
+// where entering the pool from outside (a wake-up) does or does not pay.
+void run_tiny_costly(const bench::args& a) {
+  const auto n = static_cast<std::size_t>(a.size > 0 ? a.size : 1000);
+  const int rounds = a.grain > 0 ? static_cast<int>(a.grain) : 16;
+  std::vector<std::uint64_t> v(n);
+  std::iota(v.begin(), v.end(), std::uint64_t{1});
+  auto cost = [rounds](std::uint64_t x) {
+    for (int r = 0; r < rounds; ++r) {
+      x ^= x >> 29;
+      x *= 0xbf58476d1ce4e5b9ULL;
+    }
+    return x & 0xffff;
+  };
+  std::uint64_t want = 0;
+  for (const std::uint64_t x : v) {
+    want += cost(x);
+  }
+  constexpr int calls = 2000;
+  auto round = [&](auto&& reduce) {
+    return [&, reduce] {
+      std::uint64_t sum = 0;
+      const auto start = bench::clock::now();
+      for (int c = 0; c < calls; ++c) {
+        sum += reduce();
+        asm volatile("" : : "r"(v.data()) : "memory");
+      }
+      const double us = bench::since_ms(start) * 1e3 / calls;
+      bench::check("tiny_costly", sum, want * calls);
+      return us;
+    };
+  };
+  if (a.impl == "loop") {
+    bench::run_rounds(a, "us/call", calls, round([&] {
+                        std::uint64_t s = 0;
+                        for (const std::uint64_t x : v) {
+                          s += cost(x);
+                        }
+                        return s;
+                      }));
+    return;
+  }
+  with_policy(a, [&](auto&& policy) {
+    bench::run_rounds(a, "us/call", calls, round([&] {
+                        if constexpr (fjord::is_execution_policy_v<decltype(policy)>) {
+                          return fjord::transform_reduce(policy, v.begin(), v.end(),
+                                                         std::uint64_t{0}, std::plus<>(), cost);
+                        } else {
+                          return std::transform_reduce(policy, v.begin(), v.end(), std::uint64_t{0},
+                                                       std::plus<>(), cost);
+                        }
+                      }));
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -455,6 +514,8 @@ int main(int argc, char** argv) {
     run_scan(a);
   } else if (name == "tiny_reduce") {
     run_tiny_reduce(a);
+  } else if (name == "tiny_costly") {
+    run_tiny_costly(a);
   } else {
     std::fprintf(stderr, "unknown --bench %s\n", name.c_str());
     return 2;

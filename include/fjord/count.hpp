@@ -19,9 +19,8 @@ std::iter_difference_t<It> count_if(Policy&& policy, It first, It last, Pred pre
     detail::checked_length(first, last, "fjord::count_if");
     return std::count_if(first, last, pred);
   } else {
-    return fjord::transform_reduce(
-        policy, first, last, count_t{0}, std::plus<>(),
-        [&](const auto& x) { return pred(x) ? count_t{1} : count_t{0}; });
+    return fjord::transform_reduce(policy, first, last, count_t{0}, std::plus<>(),
+                                   [&](auto&& x) { return pred(x) ? count_t{1} : count_t{0}; });
   }
 }
 

@@ -27,7 +27,7 @@ void fill(Policy&& policy, It first, It last, const T& value) {
 }
 
 /// fill over [first, first + n); returns first + n.
-template <execution_policy Policy, std::random_access_iterator It, std::integral N, class T>
+template <execution_policy Policy, std::random_access_iterator It, detail::count_like N, class T>
 It fill_n(Policy&& policy, It first, N n, const T& value) {
   const It last = detail::index_at(first, detail::checked_count(n, "fjord::fill_n"));
   fjord::fill(policy, first, last, value);
@@ -51,7 +51,8 @@ void generate(Policy&& policy, It first, It last, Generator gen) {
 }
 
 /// generate over [first, first + n); returns first + n.
-template <execution_policy Policy, std::random_access_iterator It, std::integral N, class Generator>
+template <execution_policy Policy, std::random_access_iterator It, detail::count_like N,
+          class Generator>
 It generate_n(Policy&& policy, It first, N n, Generator gen) {
   const It last = detail::index_at(first, detail::checked_count(n, "fjord::generate_n"));
   fjord::generate(policy, first, last, std::move(gen));

@@ -31,7 +31,7 @@ void for_each(Policy&& policy, It first, It last, F f) {
 
 /// for_each over [first, first + n); returns first + n. A negative n throws
 /// std::invalid_argument naming it.
-template <execution_policy Policy, std::random_access_iterator It, std::integral N, class F>
+template <execution_policy Policy, std::random_access_iterator It, detail::count_like N, class F>
 It for_each_n(Policy&& policy, It first, N n, F f) {
   const std::size_t count = detail::checked_count(n, "fjord::for_each_n");
   const It last = detail::index_at(first, count);

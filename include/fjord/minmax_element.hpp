@@ -20,7 +20,7 @@ It min_element(Policy&& policy, It first, It last, Compare comp = {}) {
     detail::checked_length(first, last, "fjord::min_element");
     return std::min_element(first, last, comp);
   } else {
-    auto before = [&](const auto& a, const auto& b) -> bool { return comp(a, b); };
+    auto before = [&](auto&& a, auto&& b) -> bool { return comp(a, b); };
     return detail::parallel_first_extreme(policy, first, last, before, "fjord::min_element");
   }
 }
@@ -32,7 +32,7 @@ It max_element(Policy&& policy, It first, It last, Compare comp = {}) {
     detail::checked_length(first, last, "fjord::max_element");
     return std::max_element(first, last, comp);
   } else {
-    auto before = [&](const auto& a, const auto& b) -> bool { return comp(b, a); };
+    auto before = [&](auto&& a, auto&& b) -> bool { return comp(b, a); };
     return detail::parallel_first_extreme(policy, first, last, before, "fjord::max_element");
   }
 }

@@ -16,23 +16,29 @@
 namespace fjord {
 
 /// Calls f(i) for every integer i in [first, last), in parallel, split
-/// adaptively (or by policy.grain()). Throws std::invalid_argument, naming
-/// both values, when last < first. An exception from f reaches the caller
-/// once every piece already started has finished.
-template <std::integral I, detail::index_function<I> F>
-void parallel_for(const parallel_policy& policy, I first, I last, F&& f) {
-  const std::size_t n = detail::index_length(first, last, "fjord::parallel_for");
+/// adaptively (or by policy.grain()). first and last may have different
+/// integer types (parallel_for(0, v.size(), f)): i then has their common
+/// type, and a value that type cannot hold (a negative first with an
+/// unsigned last) throws std::invalid_argument naming it. Throws
+/// std::invalid_argument, naming both values, when last < first. An exception
+/// from f reaches the caller once every piece already started has finished.
+template <std::integral I, std::integral J, detail::index_function<std::common_type_t<I, J>> F>
+void parallel_for(const parallel_policy& policy, I first, J last, F&& f) {
+  using index_t = std::common_type_t<I, J>;
+  const index_t from = detail::checked_index<index_t>(first, "fjord::parallel_for", "first");
+  const index_t to = detail::checked_index<index_t>(last, "fjord::parallel_for", "last");
+  const std::size_t n = detail::index_length(from, to, "fjord::parallel_for");
   detail::for_each_piece(policy, n, [&](std::size_t b, std::size_t e) {
     for (std::size_t i = b; i < e; ++i) {
-      f(detail::index_at(first, i));
+      f(detail::index_at(from, i));
     }
   });
 }
 
 /// parallel_for with fjord::par: on the calling worker's pool, else the
 /// default pool, with adaptive splitting.
-template <std::integral I, detail::index_function<I> F>
-void parallel_for(I first, I last, F&& f) {
+template <std::integral I, std::integral J, detail::index_function<std::common_type_t<I, J>> F>
+void parallel_for(I first, J last, F&& f) {
   fjord::parallel_for(par, first, last, f);
 }
 

@@ -3,6 +3,8 @@
 #include <functional>
 #include <iterator>
 #include <ranges>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -40,6 +42,19 @@ template <parallel_range R>
 auto bounds(R& r) {
   auto first = std::ranges::begin(r);
   return std::pair{first, first + std::ranges::distance(r)};
+}
+
+// Throws std::invalid_argument naming both lengths when r2 is shorter than
+// r1 (the two-range reductions read r2 as far as r1 goes).
+template <class R1, class R2>
+void check_second_length(R1& r1, R2& r2, const char* algorithm) {
+  const auto n1 = static_cast<long long>(std::ranges::distance(r1));
+  const auto n2 = static_cast<long long>(std::ranges::distance(r2));
+  if (n2 < n1) {
+    throw std::invalid_argument(std::string(algorithm) + ": the second range has " +
+                                std::to_string(n2) + " elements, fewer than the first's " +
+                                std::to_string(n1));
+  }
 }
 
 // pred(proj(x)), through std::invoke (so pred may be a pointer to member,
@@ -225,6 +240,24 @@ Out transform(Policy&& policy, R&& r, Out out, UnaryOp op, Proj proj = {}) {
   }
 }
 
+/// out[i] = op(proj1(r1[i]), proj2(r2[i])) over the shorter of the two
+/// ranges; returns the end of the output.
+template <execution_policy Policy, parallel_range R1, parallel_range R2,
+          std::random_access_iterator Out, class BinaryOp, class Proj1 = std::identity,
+          class Proj2 = std::identity>
+Out transform(Policy&& policy, R1&& r1, R2&& r2, Out out, BinaryOp op, Proj1 proj1 = {},
+              Proj2 proj2 = {}) {
+  auto [first1, last1] = detail::bounds(r1);
+  const auto first2 = std::ranges::begin(r2);
+  if (std::ranges::distance(r2) < last1 - first1) {
+    last1 = first1 + std::ranges::distance(r2);
+  }
+  return fjord::transform(policy, first1, last1, first2, out, [&](auto&& a, auto&& b) {
+    return std::invoke(op, std::invoke(proj1, std::forward<decltype(a)>(a)),
+                       std::invoke(proj2, std::forward<decltype(b)>(b)));
+  });
+}
+
 /// Copies the elements x of r with pred(proj(x)) to out, in order; returns
 /// the end of what was written.
 template <execution_policy Policy, parallel_range R, std::random_access_iterator Out, class Pred,
@@ -250,6 +283,26 @@ T transform_reduce(Policy&& policy, R&& r, T init, Reduce reduce, Transform tran
                                  std::move(transform));
 }
 
+/// fjord::transform_reduce over two ranges (the length of r1; r2 must be at
+/// least as long, or std::invalid_argument names both lengths):
+/// init reduce transform(r1[0], r2[0]) reduce ...
+template <execution_policy Policy, parallel_range R1, parallel_range R2, class T, class Reduce,
+          class Transform>
+T transform_reduce(Policy&& policy, R1&& r1, R2&& r2, T init, Reduce reduce, Transform transform) {
+  const auto [first1, last1] = detail::bounds(r1);
+  detail::check_second_length(r1, r2, "fjord::ranges::transform_reduce");
+  return fjord::transform_reduce(policy, first1, last1, std::ranges::begin(r2), std::move(init),
+                                 std::move(reduce), std::move(transform));
+}
+
+/// The inner product of two ranges: init + r1[0] * r2[0] + ... (r2 at least
+/// as long as r1).
+template <execution_policy Policy, parallel_range R1, parallel_range R2, class T>
+T transform_reduce(Policy&& policy, R1&& r1, R2&& r2, T init) {
+  return fjord::ranges::transform_reduce(policy, r1, r2, std::move(init), std::plus<>(),
+                                         std::multiplies<>());
+}
+
 /// fjord::inclusive_scan of r into out (std::plus by default); returns the end of the output.
 template <execution_policy Policy, parallel_range R, std::random_access_iterator Out,
           class Op = std::plus<>>
@@ -258,12 +311,49 @@ Out inclusive_scan(Policy&& policy, R&& r, Out out, Op op = {}) {
   return fjord::inclusive_scan(policy, first, last, out, std::move(op));
 }
 
+/// fjord::inclusive_scan of r into out, starting from init; returns the end of the output.
+template <execution_policy Policy, parallel_range R, std::random_access_iterator Out, class Op,
+          class T>
+Out inclusive_scan(Policy&& policy, R&& r, Out out, Op op, T init) {
+  const auto [first, last] = detail::bounds(r);
+  return fjord::inclusive_scan(policy, first, last, out, std::move(op), std::move(init));
+}
+
 /// fjord::exclusive_scan of r into out, starting from init; returns the end of the output.
 template <execution_policy Policy, parallel_range R, std::random_access_iterator Out, class T,
           class Op = std::plus<>>
 Out exclusive_scan(Policy&& policy, R&& r, Out out, T init, Op op = {}) {
   const auto [first, last] = detail::bounds(r);
   return fjord::exclusive_scan(policy, first, last, out, std::move(init), std::move(op));
+}
+
+/// fjord::transform_inclusive_scan of r into out: the running op of
+/// transform(r[i]); returns the end of the output.
+template <execution_policy Policy, parallel_range R, std::random_access_iterator Out, class Op,
+          class Transform>
+Out transform_inclusive_scan(Policy&& policy, R&& r, Out out, Op op, Transform transform) {
+  const auto [first, last] = detail::bounds(r);
+  return fjord::transform_inclusive_scan(policy, first, last, out, std::move(op),
+                                         std::move(transform));
+}
+
+/// The same, starting from init.
+template <execution_policy Policy, parallel_range R, std::random_access_iterator Out, class Op,
+          class Transform, class T>
+Out transform_inclusive_scan(Policy&& policy, R&& r, Out out, Op op, Transform transform, T init) {
+  const auto [first, last] = detail::bounds(r);
+  return fjord::transform_inclusive_scan(policy, first, last, out, std::move(op),
+                                         std::move(transform), std::move(init));
+}
+
+/// fjord::transform_exclusive_scan of r into out, starting from init;
+/// returns the end of the output.
+template <execution_policy Policy, parallel_range R, std::random_access_iterator Out, class T,
+          class Op, class Transform>
+Out transform_exclusive_scan(Policy&& policy, R&& r, Out out, T init, Op op, Transform transform) {
+  const auto [first, last] = detail::bounds(r);
+  return fjord::transform_exclusive_scan(policy, first, last, out, std::move(init), std::move(op),
+                                         std::move(transform));
 }
 
 }  // namespace fjord::ranges

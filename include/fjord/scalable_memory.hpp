@@ -31,9 +31,9 @@ void scalable_deallocate(void* p) noexcept;
 struct scalable_memory_stats {
   /// Usable bytes of the blocks in use. A block freed by another thread
   /// than the one whose heap it came from counts until that heap takes it
-  /// back: when it next runs short of blocks of that size, when its thread
-  /// calls scalable_memory_release() or exits, or (for a heap whose thread
-  /// has exited) at once.
+  /// back: when it next runs short of blocks of that size, before it parks
+  /// (a pool worker), when its thread calls scalable_memory_release() or
+  /// exits, or (for a heap whose thread has exited) at once.
   std::size_t bytes_in_use = 0;
   /// Address space the allocator has mapped from the OS (segments and large
   /// blocks, with the padding an over-aligned large block needs); pages given

@@ -150,6 +150,25 @@ TEST(for_each, a_small_cheap_input_runs_on_the_caller_alone) {
   EXPECT_TRUE(stayed_on_caller);
 }
 
+TEST(for_each, a_call_from_outside_with_little_work_left_stays_on_the_caller) {
+  // About 20 us of work: past the prefix budget (~5-8 us), but too little to
+  // gain back a worker's wake-up, so from outside the pool the caller runs
+  // all of it (several tries, in case the thread is preempted mid-call).
+  std::vector<int> v(40, 1);
+  bool stayed_on_caller = false;
+  for (int attempt = 0; attempt < 20 && !stayed_on_caller; ++attempt) {
+    std::vector<std::thread::id> ran_on(v.size());
+    fjord::for_each(fjord::par.on(test_support::two_workers()), v.begin(), v.end(), [&](int& x) {
+      test_support::busy_for(std::chrono::nanoseconds(500));
+      ran_on[static_cast<std::size_t>(&x - v.data())] = std::this_thread::get_id();
+    });
+    stayed_on_caller = std::all_of(ran_on.begin(), ran_on.end(), [](std::thread::id id) {
+      return id == std::this_thread::get_id();
+    });
+  }
+  EXPECT_TRUE(stayed_on_caller);
+}
+
 TEST(for_each, a_few_heavy_elements_go_parallel) {
   std::vector<int> v(8);
   std::mutex m;
@@ -175,6 +194,49 @@ TEST(for_each_n, returns_the_end_and_rejects_a_negative_count) {
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("negative (-3)"), std::string::npos) << e.what();
+  }
+}
+
+namespace count_types {
+struct count_of_three {
+  operator int() const { return 3; }  // NOLINT(google-explicit-constructor): the point of the test
+};
+enum plain_count { five = 5 };
+}  // namespace count_types
+
+TEST(for_each_n, takes_any_count_convertible_to_an_integer_as_std_does) {
+  for (const auto& policy : test_support::algorithm_policies()) {
+    std::vector<int> v(10, 0);
+    EXPECT_EQ(
+        fjord::for_each_n(policy, v.begin(), count_types::count_of_three{}, [](int& x) { ++x; }),
+        v.begin() + 3);
+    EXPECT_EQ(fjord::fill_n(policy, v.begin(), count_types::five, 7), v.begin() + 5);
+    EXPECT_EQ(fjord::generate_n(policy, v.begin() + 5, std::size_t{2}, [] { return 9; }),
+              v.begin() + 7);
+    EXPECT_EQ(v, (std::vector<int>{7, 7, 7, 7, 7, 9, 9, 0, 0, 0}));
+  }
+}
+
+TEST(for_each_n, fill_n_and_generate_n_cover_every_size_class) {
+  for (const auto& policy : test_support::algorithm_policies()) {
+    for (const std::size_t n : test_support::algorithm_sizes()) {
+      std::vector<int> v(n + 3, -1);
+      std::vector<int> want(n + 3, -1);
+      std::fill_n(want.begin(), n, 4);
+      ASSERT_EQ(fjord::fill_n(policy, v.begin(), n, 4), v.begin() + static_cast<std::ptrdiff_t>(n));
+      ASSERT_EQ(v, want) << n;
+      std::for_each_n(want.begin(), n, [](int& x) { x *= 3; });
+      fjord::for_each_n(policy, v.begin(), n, [](int& x) { x *= 3; });
+      ASSERT_EQ(v, want) << n;
+      std::atomic<int> calls{0};
+      fjord::generate_n(policy, v.begin(), n, [&] {
+        calls.fetch_add(1, std::memory_order_relaxed);
+        return 5;
+      });
+      std::fill_n(want.begin(), n, 5);
+      ASSERT_EQ(v, want) << n;
+      ASSERT_EQ(calls.load(), static_cast<int>(n));
+    }
   }
 }
 
@@ -269,6 +331,50 @@ TEST(parallel_for, a_reversed_range_names_both_values) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("last (3) is before first (5)"), std::string::npos)
         << e.what();
+  }
+}
+
+TEST(parallel_for, covers_every_size_class_like_a_loop) {
+  for (const auto& policy : test_support::algorithm_policies()) {
+    for (const std::size_t n : test_support::algorithm_sizes()) {
+      std::vector<std::atomic<int>> hits(n);
+      fjord::parallel_for(policy, std::size_t{0}, n, [&](std::size_t i) { hits[i]++; });
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(hits[i].load(), 1) << n << " " << i;
+      }
+    }
+  }
+}
+
+TEST(parallel_for, bounds_of_two_integer_types_use_their_common_type) {
+  std::vector<int> v(1000, 0);
+  fjord::parallel_for(0, v.size(), [&](std::size_t i) { v[i] = static_cast<int>(i); });
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    ASSERT_EQ(v[i], static_cast<int>(i));
+  }
+  std::atomic<long long> sum{0};
+  fjord::parallel_for(-10, 11L, [&](long i) { sum += i; });
+  EXPECT_EQ(sum.load(), 0);
+  try {
+    fjord::parallel_for(-1, v.size(), [](std::size_t) {});
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("first (-1) does not fit"), std::string::npos) << e.what();
+  }
+}
+
+TEST(parallel_for, an_exception_reaches_the_caller) {
+  for (const auto& policy : test_support::algorithm_policies()) {
+    std::atomic<int> ran{0};
+    EXPECT_THROW(fjord::parallel_for(policy, 0, 100000,
+                                     [&](int i) {
+                                       ran.fetch_add(1, std::memory_order_relaxed);
+                                       if (i == 65432) {
+                                         throw std::domain_error("f");
+                                       }
+                                     }),
+                 std::domain_error);
+    EXPECT_GE(ran.load(), 1);
   }
 }
 

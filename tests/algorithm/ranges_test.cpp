@@ -13,6 +13,7 @@
 #include <numeric>
 #include <ranges>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -188,6 +189,68 @@ TEST(ranges, elementwise_algorithms_and_scans_match_the_iterator_forms) {
     fjord::ranges::for_each(policy, filled,
                             [&](int x) { total.fetch_add(x, std::memory_order_relaxed); });
     EXPECT_EQ(total.load(), std::int64_t{6} * 20000);
+  }
+}
+
+TEST(ranges, two_range_and_transform_scan_forms_match_std) {
+  for (const auto& policy : algorithm_policies()) {
+    for (const std::size_t n : test_support::algorithm_sizes()) {
+      const auto a = test_support::random_ints(n, n + 11);
+      const auto b = test_support::random_ints(n + 5, n + 12);  // longer: r1 sets the length
+      std::vector<std::int64_t> out(n);
+      std::vector<std::int64_t> want(n);
+
+      EXPECT_EQ(fjord::ranges::transform(policy, a, b, out.begin(), std::minus<>()),
+                out.begin() + static_cast<std::ptrdiff_t>(n));
+      std::transform(a.begin(), a.end(), b.begin(), want.begin(), std::minus<>());
+      ASSERT_EQ(out, want) << n;
+      // The shorter range ends a binary transform, as std::ranges::transform's.
+      std::vector<std::int64_t> wide(n + 5, 0);
+      EXPECT_EQ(fjord::ranges::transform(policy, b, a, wide.begin(), std::plus<>()),
+                wide.begin() + static_cast<std::ptrdiff_t>(n));
+
+      ASSERT_EQ(fjord::ranges::transform_reduce(policy, a, b, std::int64_t{3}),
+                std::transform_reduce(a.begin(), a.end(), b.begin(), std::int64_t{3}))
+          << n;
+      ASSERT_EQ(
+          fjord::ranges::transform_reduce(
+              policy, a, b, std::int64_t{0}, std::plus<>(),
+              [](std::int64_t x, std::int64_t y) { return x > y ? x : y; }),
+          std::transform_reduce(a.begin(), a.end(), b.begin(), std::int64_t{0}, std::plus<>(),
+                                [](std::int64_t x, std::int64_t y) { return x > y ? x : y; }));
+
+      fjord::ranges::inclusive_scan(policy, a, out.begin(), std::plus<>(), std::int64_t{-4});
+      std::inclusive_scan(a.begin(), a.end(), want.begin(), std::plus<>(), std::int64_t{-4});
+      ASSERT_EQ(out, want) << n;
+      auto square = [](std::int64_t x) { return x * x; };
+      fjord::ranges::transform_inclusive_scan(policy, a, out.begin(), std::plus<>(), square);
+      std::transform_inclusive_scan(a.begin(), a.end(), want.begin(), std::plus<>(), square);
+      ASSERT_EQ(out, want) << n;
+      fjord::ranges::transform_inclusive_scan(policy, a, out.begin(), std::plus<>(), square,
+                                              std::int64_t{9});
+      std::transform_inclusive_scan(a.begin(), a.end(), want.begin(), std::plus<>(), square,
+                                    std::int64_t{9});
+      ASSERT_EQ(out, want) << n;
+      fjord::ranges::transform_exclusive_scan(policy, a, out.begin(), std::int64_t{2},
+                                              std::plus<>(), square);
+      std::transform_exclusive_scan(a.begin(), a.end(), want.begin(), std::int64_t{2},
+                                    std::plus<>(), square);
+      ASSERT_EQ(out, want) << n;
+    }
+  }
+}
+
+TEST(ranges, a_second_range_shorter_than_the_first_is_rejected_with_both_lengths) {
+  const std::vector<int> a(10, 1);
+  const std::vector<int> b(4, 1);
+  try {
+    (void)fjord::ranges::transform_reduce(fjord::par, a, b, 0);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("the second range has 4 elements, fewer than the first's 10"),
+        std::string::npos)
+        << e.what();
   }
 }
 

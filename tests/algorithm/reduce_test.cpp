@@ -187,6 +187,44 @@ TEST(minmax_element, return_the_first_extreme_like_std) {
   }
 }
 
+TEST(count_and_minmax, take_predicates_and_comparisons_of_mutable_references) {
+  // std::execution::par accepts these; so must fjord::par.
+  for (const auto& policy : test_support::algorithm_policies()) {
+    std::vector<int> v = {5, 1, 9, 1, 9, 3};
+    EXPECT_EQ(fjord::count_if(policy, v.begin(), v.end(), [](int& x) { return x == 9; }), 2);
+    EXPECT_EQ(fjord::min_element(policy, v.begin(), v.end(), [](int& a, int& b) { return a < b; }) -
+                  v.begin(),
+              1);
+    EXPECT_EQ(fjord::max_element(policy, v.begin(), v.end(), [](int& a, int& b) { return a < b; }) -
+                  v.begin(),
+              2);
+  }
+}
+
+TEST(count_and_minmax, an_exception_from_the_user_reaches_the_caller) {
+  for (const auto& policy : test_support::algorithm_policies()) {
+    const auto v = test_support::random_ints(50000, 91);
+    auto throws_at = [&](const std::int64_t& x) {
+      if (&x == &v[43210]) {
+        throw std::domain_error("user");
+      }
+    };
+    EXPECT_THROW((void)fjord::count_if(policy, v.begin(), v.end(),
+                                       [&](const std::int64_t& x) {
+                                         throws_at(x);
+                                         return x > 0;
+                                       }),
+                 std::domain_error);
+    EXPECT_THROW((void)fjord::min_element(policy, v.begin(), v.end(),
+                                          [&](const std::int64_t& a, const std::int64_t& b) {
+                                            throws_at(a);
+                                            throws_at(b);
+                                            return a < b;
+                                          }),
+                 std::domain_error);
+  }
+}
+
 TEST(parallel_reduce, sums_pieces_of_an_index_range_and_of_iterators) {
   for (const auto& policy : algorithm_policies()) {
     for (const std::size_t n : algorithm_sizes()) {

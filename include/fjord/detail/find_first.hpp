@@ -11,10 +11,19 @@
 
 namespace fjord::detail {
 
-// The lowest i in [0, n) with match(i), or n. Pieces stop early: each checks,
-// every `stride` elements, whether a match below its position is known.
+// Which match parallel_find looks for.
+enum class find_mode : bool {
+  lowest,  // the lowest i with match(i): find_if
+  any,     // any i with match(i): any_of, all_of, none_of
+};
+
+// An i in [0, n) with match(i) (the lowest one, or any one, as mode says),
+// or n. Pieces stop early: each checks, every `stride` elements, whether a
+// match below its position is known (find_mode::lowest) or any match at all
+// (find_mode::any, which so never scans past a match found elsewhere).
 template <class Match>
-std::size_t parallel_find_first(const parallel_policy& policy, std::size_t n, Match& match) {
+std::size_t parallel_find(const parallel_policy& policy, std::size_t n, Match& match,
+                          find_mode mode) {
   constexpr std::size_t stride = 256;
   // Relaxed: `found` only ever decreases and is only a hint while pieces
   // run; the final value is read after the join, which orders every store.
@@ -28,7 +37,8 @@ std::size_t parallel_find_first(const parallel_policy& policy, std::size_t n, Ma
       policy, n,
       [&](std::size_t b, std::size_t e) {
         for (std::size_t i = b; i < e; i += stride) {
-          if (found.load(std::memory_order_relaxed) <= i) {
+          const std::size_t known = found.load(std::memory_order_relaxed);
+          if (known <= i || (mode == find_mode::any && known != n)) {
             return;
           }
           const std::size_t end = std::min(e, i + stride);

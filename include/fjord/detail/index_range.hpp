@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace fjord::detail {
 
@@ -23,16 +24,38 @@ std::size_t checked_length(It first, It last, const char* algorithm) {
   return static_cast<std::size_t>(length);
 }
 
+// What the standard's for_each_n, fill_n and generate_n take as a count: an
+// integer, or any type convertible to one (a class with a conversion
+// operator, an unscoped enumeration).
+template <class N>
+concept count_like = std::integral<N> || std::convertible_to<N, long long>;
+
 // A count argument (for_each_n, generate_n, fill_n) as a length.
-template <std::integral N>
+template <count_like N>
 std::size_t checked_count(N n, const char* algorithm) {
-  if constexpr (std::signed_integral<N>) {
+  if constexpr (!std::integral<N>) {
+    // Through a signed type, so that a negative count is caught below.
+    return checked_count(static_cast<long long>(n), algorithm);
+  } else if constexpr (std::signed_integral<N>) {
     if (n < 0) {
       throw std::invalid_argument(std::string(algorithm) + ": the count is negative (" +
                                   std::to_string(n) + ")");
     }
   }
   return static_cast<std::size_t>(n);
+}
+
+// value as an index_t, or std::invalid_argument naming the value when
+// index_t cannot hold it (parallel_for's bounds of two integer types).
+template <std::integral Index, std::integral V>
+Index checked_index(V value, const char* algorithm, const char* which) {
+  if constexpr (std::is_same_v<Index, V>) {
+    return value;
+  } else if (!std::in_range<Index>(value)) {
+    throw std::invalid_argument(std::string(algorithm) + ": " + which + " (" +
+                                std::to_string(value) + ") does not fit the common index type");
+  }
+  return static_cast<Index>(value);
 }
 
 // An integer index or a random-access iterator: what parallel_for and

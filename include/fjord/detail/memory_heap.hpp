@@ -58,6 +58,14 @@ class memory_heap {
   // spare segment, and the free pages of live segments.
   void release_unused() noexcept;
 
+  // Owner only: takes back the blocks other threads freed into its full
+  // spans (those on the notified stack), giving back spans left empty.
+  void take_back_remote_frees() noexcept {
+    if (notified_.load(std::memory_order_relaxed) != nullptr) {
+      drain_notified();
+    }
+  }
+
   // Owner only, in the child of a fork (see scalable_memory.cpp).
   void after_fork_in_child() noexcept;
 
@@ -119,5 +127,11 @@ class memory_heap {
   // call, since other threads push here.
   alignas(64) std::atomic<span*> notified_{nullptr};
 };
+
+// The calling thread's heap, if it has one, takes back what other threads
+// freed into its full spans. A pool worker calls it before it parks, so a
+// burst allocated on a worker and freed elsewhere goes back to the OS even
+// if that worker allocates nothing more of that size.
+void take_back_remote_frees_of_this_thread() noexcept;
 
 }  // namespace fjord::detail

@@ -18,11 +18,28 @@
 
 namespace fjord::detail {
 
-// Work the caller does alone before it involves the pool: about the cost of
-// waking a worker, so a call is never more than about twice as slow as the
-// better of "all sequential" and "parallel at once" (the ski-rental
-// argument). In cycle_clock ticks: ~5 us on a 3 GHz TSC.
+// Work the caller does alone before it involves the pool: a fraction of
+// the cost of waking a worker. In cycle_clock ticks: ~5 us on a 3 GHz TSC.
 inline constexpr std::uint64_t prefix_budget = std::uint64_t{1} << 14;
+
+// From a thread that is not one of the pool's workers, entering the pool
+// costs a wake-up (27 us here, `idle_wake` in bench/REPORT.md), and two
+// workers only gain it back on at least twice that much work left. So
+// there the prefix goes on to the end when the work left, estimated from
+// the rate so far, is below this (~44 us at 3 GHz): any call then costs
+// about the sequential loop or less (docs/algorithms.md).
+inline constexpr std::uint64_t outside_sequential_limit = std::uint64_t{1} << 17;
+
+// Whether entering the pool may wake a worker: the caller is not one of the
+// target pool's workers.
+inline bool entry_may_wake(const parallel_policy& policy) noexcept {
+  const worker* w = current_worker;
+  if (w == nullptr) {
+    return true;
+  }
+  pool* p = policy.target();
+  return p != nullptr && &pool_access::core(*p) != w->pool;
+}
 
 // Leaf size of a deterministic reduction with no grain: fixed, so the
 // combining tree depends on n alone.
@@ -32,23 +49,36 @@ inline constexpr std::size_t deterministic_leaf = 2048;
 // ran or prefix_budget passed; returns how far it got (at least 1). The
 // first leaf is one element, so a single heavy element is enough to go
 // parallel; each later leaf is sized from the rate seen so far to end near
-// the budget, so cheap elements cost two or three clock reads in all.
+// the budget, so cheap elements cost two or three clock reads in all. With
+// from_outside (entry_may_wake), a rest estimated to end within
+// outside_sequential_limit runs here too, in leaves sized the same way, so
+// a rest slower than its estimate is still handed to the pool.
 template <class Leaf>
-std::size_t run_prefix(std::size_t n, Leaf& leaf) {
+std::size_t run_prefix(std::size_t n, Leaf& leaf, bool from_outside) {
   const std::uint64_t start = cycle_clock::now();
   leaf(std::size_t{0}, std::size_t{1});
   std::size_t done = 1;
+  std::uint64_t budget = prefix_budget;
   while (done < n) {
     const std::uint64_t elapsed = cycle_clock::now() - start;
-    if (elapsed >= prefix_budget) {
-      break;
+    if (elapsed >= budget) {
+      if (!from_outside || budget == outside_sequential_limit) {
+        break;
+      }
+      // In double: (n - done) * elapsed may not fit 64 bits.
+      const double rest =
+          static_cast<double>(n - done) * static_cast<double>(elapsed) / static_cast<double>(done);
+      if (static_cast<double>(elapsed) + rest >= static_cast<double>(outside_sequential_limit)) {
+        break;
+      }
+      budget = outside_sequential_limit;
     }
-    // left < 2^14, so left * done fits 64 bits while done < 2^50; past
+    // left < 2^17, so left * done fits 64 bits while done < 2^47; past
     // that, divide first (the estimate loses nothing that matters).
-    const std::uint64_t left = prefix_budget - elapsed;
+    const std::uint64_t left = budget - elapsed;
     const std::uint64_t spent = std::max<std::uint64_t>(elapsed, 1);
     const std::uint64_t fits =
-        done < (std::uint64_t{1} << 50) ? left * done / spent : done / spent * left;
+        done < (std::uint64_t{1} << 47) ? left * done / spent : done / spent * left;
     const std::size_t block = std::clamp<std::size_t>(static_cast<std::size_t>(fits), 1, n - done);
     leaf(done, done + block);
     done += block;
@@ -165,7 +195,7 @@ void for_each_piece(const parallel_policy& policy, std::size_t n, Leaf&& leaf, S
   }
   std::size_t done = 0;
   if (grain == 0) {
-    done = run_prefix(n, leaf);
+    done = run_prefix(n, leaf, entry_may_wake(policy));
     if (done == n || stopped()) {
       return;
     }
@@ -218,7 +248,7 @@ T reduce_pieces(const parallel_policy& policy, std::size_t n, Leaf&& leaf, Combi
       prefix.emplace(leaf(b, e));
     }
   };
-  const std::size_t done = run_prefix(n, accumulate);
+  const std::size_t done = run_prefix(n, accumulate, entry_may_wake(policy));
   if (done == n) {
     return std::move(*prefix);
   }

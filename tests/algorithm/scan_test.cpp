@@ -64,6 +64,37 @@ TEST(exclusive_scan, matches_std_also_in_place) {
   }
 }
 
+TEST(exclusive_scan, takes_a_custom_op_and_keeps_its_order) {
+  // max is associative but not a sum; the affine maps below do not commute.
+  auto larger = [](std::int64_t a, std::int64_t b) { return a > b ? a : b; };
+  for (const auto& policy : algorithm_policies()) {
+    for (const std::size_t n : algorithm_sizes()) {
+      const auto v = test_support::random_ints(n, n + 95);
+      std::vector<std::int64_t> got(n);
+      std::vector<std::int64_t> want(n);
+      fjord::exclusive_scan(policy, v.begin(), v.end(), got.begin(), std::int64_t{-5000}, larger);
+      std::exclusive_scan(v.begin(), v.end(), want.begin(), std::int64_t{-5000}, larger);
+      ASSERT_EQ(got, want) << n;
+    }
+    // x -> a * x + b, composed left to right, modulo 2^64.
+    struct affine {
+      std::uint64_t a = 1;
+      std::uint64_t b = 0;
+      bool operator==(const affine&) const = default;
+    };
+    auto then = [](affine f, affine g) { return affine{g.a * f.a, g.a * f.b + g.b}; };
+    std::vector<affine> maps(20000);
+    for (std::size_t i = 0; i < maps.size(); ++i) {
+      maps[i] = affine{i * 2 + 3, i * 7 + 1};
+    }
+    std::vector<affine> got(maps.size());
+    std::vector<affine> want(maps.size());
+    fjord::exclusive_scan(policy, maps.begin(), maps.end(), got.begin(), affine{}, then);
+    std::exclusive_scan(maps.begin(), maps.end(), want.begin(), affine{}, then);
+    ASSERT_TRUE(got == want);
+  }
+}
+
 TEST(transform_scans, match_std) {
   auto square = [](std::int64_t x) { return x * x; };
   for (const auto& policy : algorithm_policies()) {

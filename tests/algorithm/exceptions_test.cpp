@@ -14,6 +14,7 @@
 
 #include "fjord/copy_if.hpp"
 #include "fjord/fill.hpp"
+#include "fjord/find.hpp"
 #include "fjord/for_each.hpp"
 #include "fjord/parallel_for.hpp"
 #include "fjord/ranges.hpp"
@@ -142,6 +143,16 @@ TEST_P(each_policy, transform_reduce_and_parallel_reduce) {
                    },
                    std::plus<>()),
                std::domain_error);
+}
+
+TEST_P(each_policy, searches) {
+  auto pred = [&](const std::int64_t& x) {
+    trip_(x);
+    return false;
+  };
+  EXPECT_THROW((void)fjord::find_if(policy(), in_.begin(), in_.end(), pred), std::domain_error);
+  EXPECT_THROW((void)fjord::any_of(policy(), in_.begin(), in_.end(), pred), std::domain_error);
+  EXPECT_THROW((void)fjord::none_of(policy(), in_.begin(), in_.end(), pred), std::domain_error);
 }
 
 TEST_P(each_policy, range_forms) {

@@ -169,6 +169,35 @@ TEST(for_each, a_call_from_outside_with_little_work_left_stays_on_the_caller) {
   EXPECT_TRUE(stayed_on_caller);
 }
 
+TEST(for_each, a_rest_that_turns_heavy_is_handed_to_the_pool) {
+  // 400 elements of about 40 ns first (16 us: past the prefix budget, and
+  // the whole call, estimated from them, within the caller's limit), then
+  // 400 of which every eighth sleeps 1 ms. The estimate is made anew at
+  // each clock read, about every 5 us of work, so once a leaf shows the rest
+  // is heavy, the rest goes to the workers: some heavy elements run there
+  // (all 50 ran on the caller when the estimate was made once). On a
+  // machine where the first half costs more than the limit, everything past
+  // the budget goes to the workers at once, which passes too.
+  constexpr std::size_t n = 800;
+  std::atomic<int> heavy_on_caller{0};
+  std::atomic<int> heavy{0};
+  const auto caller = std::this_thread::get_id();
+  fjord::parallel_for(fjord::par.on(test_support::two_workers()), std::size_t{0}, n,
+                      [&](std::size_t i) {
+                        if (i < n / 2 || i % 8 != 0) {
+                          test_support::busy_for(std::chrono::nanoseconds(30));
+                          return;
+                        }
+                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                        heavy.fetch_add(1);
+                        if (std::this_thread::get_id() == caller) {
+                          heavy_on_caller.fetch_add(1);
+                        }
+                      });
+  EXPECT_EQ(heavy.load(), static_cast<int>(n / 2 / 8));
+  EXPECT_LT(heavy_on_caller.load(), heavy.load());
+}
+
 TEST(for_each, a_few_heavy_elements_go_parallel) {
   std::vector<int> v(8);
   std::mutex m;
@@ -355,6 +384,12 @@ TEST(parallel_for, bounds_of_two_integer_types_use_their_common_type) {
   std::atomic<long long> sum{0};
   fjord::parallel_for(-10, 11L, [&](long i) { sum += i; });
   EXPECT_EQ(sum.load(), 0);
+  // Character and bool bounds are integers too.
+  std::atomic<int> letters{0};
+  const char a = 'a';
+  fjord::parallel_for(a, 'z' + 1, [&](int) { letters++; });
+  fjord::parallel_for(0, true, [&](int) { letters++; });
+  EXPECT_EQ(letters.load(), 27);
   try {
     fjord::parallel_for(-1, v.size(), [](std::size_t) {});
     FAIL() << "no exception";

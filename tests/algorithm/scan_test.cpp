@@ -95,6 +95,18 @@ TEST(exclusive_scan, takes_a_custom_op_and_keeps_its_order) {
   }
 }
 
+TEST(inclusive_scan, reads_volatile_input) {
+  // Not contiguous plain memory as far as the streaming path is concerned:
+  // the ordinary path reads it.
+  volatile int in[100] = {};
+  for (int i = 0; i < 100; ++i) {
+    in[i] = i;
+  }
+  std::vector<int> out(100);
+  fjord::inclusive_scan(fjord::par, in, in + 100, out.begin());
+  EXPECT_EQ(out.back(), 4950);
+}
+
 TEST(transform_scans, match_std) {
   auto square = [](std::int64_t x) { return x * x; };
   for (const auto& policy : algorithm_policies()) {

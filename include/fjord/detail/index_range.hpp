@@ -2,11 +2,12 @@
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
-#include <utility>
 
 namespace fjord::detail {
 
@@ -34,8 +35,14 @@ concept count_like = std::integral<N> || std::convertible_to<N, long long>;
 template <count_like N>
 std::size_t checked_count(N n, const char* algorithm) {
   if constexpr (!std::integral<N>) {
-    // Through a signed type, so that a negative count is caught below.
-    return checked_count(static_cast<long long>(n), algorithm);
+    // Through a signed type, so that a negative count is caught (a count
+    // past LLONG_MAX, which no range has, reads as negative too).
+    const auto count = static_cast<long long>(n);
+    if (count < 0) {
+      throw std::invalid_argument(std::string(algorithm) + ": the count converts to " +
+                                  std::to_string(count) + ", which is negative");
+    }
+    return static_cast<std::size_t>(count);
   } else if constexpr (std::signed_integral<N>) {
     if (n < 0) {
       throw std::invalid_argument(std::string(algorithm) + ": the count is negative (" +
@@ -45,15 +52,32 @@ std::size_t checked_count(N n, const char* algorithm) {
   return static_cast<std::size_t>(n);
 }
 
-// value as an index_t, or std::invalid_argument naming the value when
-// index_t cannot hold it (parallel_for's bounds of two integer types).
+// Whether Index can hold value. By hand, not std::in_range, which rejects
+// bool and the character types that std::integral admits.
+template <std::integral Index, std::integral V>
+constexpr bool index_holds(V value) noexcept {
+  using limits = std::numeric_limits<Index>;
+  if constexpr (std::is_signed_v<V>) {
+    // A char bound is a number here, so its sign is meant.
+    const auto v = static_cast<std::intmax_t>(value);  // NOLINT(bugprone-signed-char-misuse)
+    if (v < 0) {
+      return std::is_signed_v<Index> && v >= static_cast<std::intmax_t>(limits::min());
+    }
+  }
+  return static_cast<std::uintmax_t>(value) <= static_cast<std::uintmax_t>(limits::max());
+}
+
+// value as an Index, or std::invalid_argument naming the value when Index
+// cannot hold it (parallel_for's bounds of two integer types).
 template <std::integral Index, std::integral V>
 Index checked_index(V value, const char* algorithm, const char* which) {
-  if constexpr (std::is_same_v<Index, V>) {
-    return value;
-  } else if (!std::in_range<Index>(value)) {
-    throw std::invalid_argument(std::string(algorithm) + ": " + which + " (" +
-                                std::to_string(value) + ") does not fit the common index type");
+  if (!index_holds<Index>(value)) {
+    const std::string shown = std::is_signed_v<V>
+                                  // NOLINTNEXTLINE(bugprone-signed-char-misuse): as above
+                                  ? std::to_string(static_cast<std::intmax_t>(value))
+                                  : std::to_string(static_cast<std::uintmax_t>(value));
+    throw std::invalid_argument(std::string(algorithm) + ": " + which + " (" + shown +
+                                ") does not fit the common index type");
   }
   return static_cast<Index>(value);
 }

@@ -23,11 +23,11 @@ namespace fjord::detail {
 inline constexpr std::uint64_t prefix_budget = std::uint64_t{1} << 14;
 
 // From a thread that is not one of the pool's workers, entering the pool
-// costs a wake-up (27 us here, `idle_wake` in bench/REPORT.md), and two
-// workers only gain it back on at least twice that much work left. So
-// there the prefix goes on to the end when the work left, estimated from
-// the rate so far, is below this (~44 us at 3 GHz): any call then costs
-// about the sequential loop or less (docs/algorithms.md).
+// costs a wake-up W (27 us here, `idle_wake` in bench/REPORT.md), and two
+// workers only win it back on at least 2W of work left. So there the
+// prefix goes on while the whole call, estimated from the rate so far,
+// would end within this many ticks: ~44 us at 3 GHz, ~65 us on this
+// machine's 2 GHz TSC, 1.6 to 2.4 W (docs/algorithms.md).
 inline constexpr std::uint64_t outside_sequential_limit = std::uint64_t{1} << 17;
 
 // Whether entering the pool may wake a worker: the caller is not one of the
@@ -50,19 +50,20 @@ inline constexpr std::size_t deterministic_leaf = 2048;
 // first leaf is one element, so a single heavy element is enough to go
 // parallel; each later leaf is sized from the rate seen so far to end near
 // the budget, so cheap elements cost two or three clock reads in all. With
-// from_outside (entry_may_wake), a rest estimated to end within
-// outside_sequential_limit runs here too, in leaves sized the same way, so
-// a rest slower than its estimate is still handed to the pool.
+// from_outside (entry_may_wake), it goes on past the budget while the rest,
+// estimated anew at every clock read, would end within
+// outside_sequential_limit; leaves then last about prefix_budget each, so a
+// rest slower than its estimate is handed to the pool within one of them.
 template <class Leaf>
 std::size_t run_prefix(std::size_t n, Leaf& leaf, bool from_outside) {
   const std::uint64_t start = cycle_clock::now();
   leaf(std::size_t{0}, std::size_t{1});
   std::size_t done = 1;
-  std::uint64_t budget = prefix_budget;
   while (done < n) {
     const std::uint64_t elapsed = cycle_clock::now() - start;
-    if (elapsed >= budget) {
-      if (!from_outside || budget == outside_sequential_limit) {
+    std::uint64_t until = prefix_budget;
+    if (elapsed >= prefix_budget) {
+      if (!from_outside || elapsed >= outside_sequential_limit) {
         break;
       }
       // In double: (n - done) * elapsed may not fit 64 bits.
@@ -71,11 +72,11 @@ std::size_t run_prefix(std::size_t n, Leaf& leaf, bool from_outside) {
       if (static_cast<double>(elapsed) + rest >= static_cast<double>(outside_sequential_limit)) {
         break;
       }
-      budget = outside_sequential_limit;
+      until = std::min(outside_sequential_limit, elapsed + prefix_budget);
     }
     // left < 2^17, so left * done fits 64 bits while done < 2^47; past
     // that, divide first (the estimate loses nothing that matters).
-    const std::uint64_t left = budget - elapsed;
+    const std::uint64_t left = until - elapsed;
     const std::uint64_t spent = std::max<std::uint64_t>(elapsed, 1);
     const std::uint64_t fits =
         done < (std::uint64_t{1} << 47) ? left * done / spent : done / spent * left;

@@ -32,11 +32,25 @@ inline constexpr auto identity_transform = [](auto&& x) -> decltype(auto) {
 // contiguous memory of the same type, with no transform: large ones stream
 // their output past the cache (streaming_scan.hpp).
 template <class S, class In, class Out, class Op, class Transform>
-inline constexpr bool streams_plus_scan =
-    streamable_sum<S>&& std::contiguous_iterator<In>&& std::contiguous_iterator<Out>&&
-        std::is_same_v<std::iter_value_t<In>, S>&& std::is_same_v<std::iter_value_t<Out>, S>&&
-            std::is_same_v<Transform, std::remove_const_t<decltype(identity_transform)>> &&
-    (std::is_same_v<Op, std::plus<>> || std::is_same_v<Op, std::plus<S>>);
+constexpr bool scan_streams_plus() {
+  if constexpr (!streamable_sum<S> || !std::contiguous_iterator<In> ||
+                !std::contiguous_iterator<Out>) {
+    return false;
+  } else {
+    // Plain memory only: not volatile, and out writable.
+    using in_pointer = decltype(std::to_address(std::declval<const In&>()));
+    using out_pointer = decltype(std::to_address(std::declval<const Out&>()));
+    const bool plain_memory =
+        std::is_convertible_v<in_pointer, const S*> && std::is_convertible_v<out_pointer, S*>;
+    const bool plain_sum = std::is_same_v<Op, std::plus<>> || std::is_same_v<Op, std::plus<S>>;
+    const bool no_transform =
+        std::is_same_v<Transform, std::remove_const_t<decltype(identity_transform)>>;
+    return plain_memory && plain_sum && no_transform && std::is_same_v<std::iter_value_t<In>, S> &&
+           std::is_same_v<std::iter_value_t<Out>, S>;
+  }
+}
+template <class S, class In, class Out, class Op, class Transform>
+inline constexpr bool streams_plus_scan = scan_streams_plus<S, In, Out, Op, Transform>();
 
 // out[i] = init op transform(first[0]) op ... op transform(first[i])
 // (inclusive) or the same up to i - 1 (exclusive, init required). out may be

@@ -50,8 +50,9 @@ __m128i scan_vector(__m128i x, __m128i& carry) noexcept {
 
 // out[i] = running + in[0] + ... + in[i] for i < count; returns the last sum
 // (running when count is 0). Whole 64-byte lines of out are written with
-// non-temporal stores, fenced before the return, so the stores are ordered
-// before whatever publishes the tile. in may equal out: each line is read
+// non-temporal stores, fenced before the return, so they are ordered before
+// every later store of this thread, the join that ends the scan included
+// (no tile reads another's output). in may equal out: each line is read
 // before it is written. Integer addition is associative (in unsigned
 // arithmetic), so summing in vectors gives the sequential scan's values.
 template <class T>

@@ -30,6 +30,10 @@ inline constexpr std::uint64_t prefix_budget = std::uint64_t{1} << 14;
 // machine's 2 GHz TSC, 1.6 to 2.4 W (docs/algorithms.md).
 inline constexpr std::uint64_t outside_sequential_limit = std::uint64_t{1} << 17;
 
+// A first element measured below this many ticks is cheap enough that the
+// measurement is mostly overhead (run_prefix).
+inline constexpr std::uint64_t first_element_overhead_bound = 256;
+
 // Whether entering the pool may wake a worker: the caller is not one of the
 // target pool's workers.
 inline bool entry_may_wake(const parallel_policy& policy) noexcept {
@@ -77,7 +81,15 @@ std::size_t run_prefix(std::size_t n, Leaf& leaf, bool from_outside) {
     // left < 2^17, so left * done fits 64 bits while done < 2^47; past
     // that, divide first (the estimate loses nothing that matters).
     const std::uint64_t left = until - elapsed;
-    const std::uint64_t spent = std::max<std::uint64_t>(elapsed, 1);
+    std::uint64_t spent = std::max<std::uint64_t>(elapsed, 1);
+    if (done == 1 && elapsed < first_element_overhead_bound) {
+      // One cheap element measures mostly the clock reads and the leaf's
+      // call (~100 ticks here, against ~0.5 a summed int): sized from it,
+      // a thousand ints would take three leaves and three clock reads.
+      // Below the bound, count it as a quarter: an element that truly costs
+      // that much makes the next leaf at most four budgets long.
+      spent = std::max<std::uint64_t>(spent / 4, 1);
+    }
     const std::uint64_t fits =
         done < (std::uint64_t{1} << 47) ? left * done / spent : done / spent * left;
     const std::size_t block = std::clamp<std::size_t>(static_cast<std::size_t>(fits), 1, n - done);

@@ -130,43 +130,39 @@ TEST(for_each, a_reversed_range_is_rejected_with_its_length) {
   }
 }
 
-TEST(for_each, a_small_cheap_input_runs_on_the_caller_alone) {
-  // The caller runs a timed prefix alone: ten additions never last ~5 us,
-  // unless the thread is preempted mid-call, hence several tries.
-  // The body only stores its thread's id in a slot of its own: a lock and
-  // a std::set insertion per element were no longer cheap under ASan, where
-  // twenty tries in a row once took longer than the prefix.
-  std::vector<int> v(10, 1);
-  bool stayed_on_caller = false;
-  for (int attempt = 0; attempt < 20 && !stayed_on_caller; ++attempt) {
+// Whether, in one of up to twenty calls (a thread can be preempted mid-call),
+// for_each over `elements` elements of about `each` ran every element on the
+// calling thread. The body only stores its thread's id in a slot of its
+// own: a lock and a std::set insertion per element were no longer cheap
+// under ASan, where twenty tries in a row once took longer than the prefix.
+bool a_call_stays_on_the_caller(std::size_t elements, std::chrono::nanoseconds each) {
+  std::vector<int> v(elements, 1);
+  for (int attempt = 0; attempt < 20; ++attempt) {
     std::vector<std::thread::id> ran_on(v.size());
     fjord::for_each(fjord::par.on(test_support::two_workers()), v.begin(), v.end(), [&](int& x) {
+      if (each.count() > 0) {
+        test_support::busy_for(each);
+      }
       ran_on[static_cast<std::size_t>(&x - v.data())] = std::this_thread::get_id();
     });
-    stayed_on_caller = std::all_of(ran_on.begin(), ran_on.end(), [](std::thread::id id) {
-      return id == std::this_thread::get_id();
-    });
+    if (std::all_of(ran_on.begin(), ran_on.end(),
+                    [](std::thread::id id) { return id == std::this_thread::get_id(); })) {
+      return true;
+    }
   }
-  EXPECT_TRUE(stayed_on_caller);
+  return false;
+}
+
+TEST(for_each, a_small_cheap_input_runs_on_the_caller_alone) {
+  // The caller runs a timed prefix alone: ten additions never last ~5 us.
+  EXPECT_TRUE(a_call_stays_on_the_caller(10, std::chrono::nanoseconds(0)));
 }
 
 TEST(for_each, a_call_from_outside_with_little_work_left_stays_on_the_caller) {
   // About 20 us of work: past the prefix budget (~5-8 us), but too little to
   // gain back a worker's wake-up, so from outside the pool the caller runs
-  // all of it (several tries, in case the thread is preempted mid-call).
-  std::vector<int> v(40, 1);
-  bool stayed_on_caller = false;
-  for (int attempt = 0; attempt < 20 && !stayed_on_caller; ++attempt) {
-    std::vector<std::thread::id> ran_on(v.size());
-    fjord::for_each(fjord::par.on(test_support::two_workers()), v.begin(), v.end(), [&](int& x) {
-      test_support::busy_for(std::chrono::nanoseconds(500));
-      ran_on[static_cast<std::size_t>(&x - v.data())] = std::this_thread::get_id();
-    });
-    stayed_on_caller = std::all_of(ran_on.begin(), ran_on.end(), [](std::thread::id id) {
-      return id == std::this_thread::get_id();
-    });
-  }
-  EXPECT_TRUE(stayed_on_caller);
+  // all of it.
+  EXPECT_TRUE(a_call_stays_on_the_caller(40, std::chrono::nanoseconds(500)));
 }
 
 TEST(for_each, a_rest_that_turns_heavy_is_handed_to_the_pool) {

@@ -13,6 +13,7 @@
 #include "fjord/detail/channel_waiter.hpp"
 #include "fjord/detail/config.hpp"
 #include "fjord/detail/frame_allocator.hpp"
+#include "fjord/detail/resume_job.hpp"
 #include "fjord/detail/value_ring.hpp"
 
 namespace fjord::detail {
@@ -108,20 +109,35 @@ struct channel_state : channel_base {
   // close(): false if it was closed already. Every waiter completes: the
   // receivers with nothing (the buffer is empty while they wait), the
   // senders with channel_status::closed. One pass over the waiters, under
-  // the lock, claims each; a second, after the unlock, wakes them (the
-  // coroutines of a pool in chains, see wake_list). The wakes are the
-  // closer's last touch: a waiter it woke may drop the last handle at once.
+  // the lock, claims each and hands the coroutines of a pool the caller does
+  // not work for to that pool in chains at once (resume_batch): their
+  // workers start on the first chains while the pass goes on, and find the
+  // frames the pass just touched still in cache. The others (threads,
+  // selects, coroutines of the caller's pool or of none) are woken after
+  // the unlock, so that nothing runs on this thread while it holds the
+  // lock. A coroutine resumed during the pass may drop the last handle at
+  // once, so the pass holds a reference of its own.
   bool close() noexcept {
-    wake_list woken;  // declared first: wakes after the lock is released
-    std::lock_guard guard(*this);
-    if (closed) {
-      return false;
+    retain();
+    bool first = false;
+    {
+      wake_list woken;  // declared first: wakes after the lock is released
+      std::lock_guard guard(*this);
+      if (!closed) {
+        first = true;
+        closed = true;
+        resume_batch batch;  // flushed before the unlock
+        for (channel_waiter_queue* q : {&receivers, &senders}) {
+          q->claim_all_closing([&batch, &woken](channel_waiter& w) {
+            if (!w.parker->join(batch)) {
+              woken.add(&w);
+            }
+          });
+        }
+      }
     }
-    closed = true;
-    for (channel_waiter_queue* q : {&receivers, &senders}) {
-      q->claim_all_closing([&woken](channel_waiter& w) { woken.add(&w); });
-    }
-    return true;
+    release(this);
+    return first;
   }
 
   // The first half of a send that may wait: try it, and if it cannot be

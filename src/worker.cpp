@@ -16,6 +16,7 @@
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/pool_core_cold.hpp"
 #include "fjord/detail/reactor.hpp"
+#include "fjord/detail/resume_job.hpp"
 #include "fjord/detail/sync_wait_loop.hpp"
 
 namespace fjord::detail {
@@ -239,6 +240,7 @@ std::size_t pool_core::take_from_queue(shard& s, job** batch) noexcept {
     if (j == nullptr) {
       break;
     }
+    waiting_coroutine::prefetch_frame(j);
     batch[n++] = j;
   }
   s.queue.unlock_consumer();

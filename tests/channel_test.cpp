@@ -262,6 +262,84 @@ TEST(channel, a_close_whose_waiter_drops_the_last_handle_at_once_is_safe) {
   }
 }
 
+// More waiters than one resume chain holds (256): close() hands chains to
+// the pool while it still holds the lock and walks on, so the first woken
+// coroutines run while the pass goes on.
+constexpr int waiters_past_one_chain = 1500;
+
+// Waits (from outside the pool) until `count` coroutines said they are about
+// to wait, then a little longer so that they have queued their waiters.
+void wait_for_waiters(const std::atomic<int>& waiting, int count) {
+  while (waiting.load() != count) {
+    std::this_thread::yield();
+  }
+  std::this_thread::sleep_for(5ms);
+}
+
+TEST(channel, coroutines_woken_during_a_long_close_may_use_the_channel_at_once) {
+  // Each woken coroutine comes straight back to the channel, whose lock the
+  // closer may still hold: it waits for the pass to end, nothing deadlocks,
+  // and every one sees the channel closed.
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::channel<int> gate(0);
+  std::atomic<int> waiting{0};
+  std::atomic<int> saw_closed{0};
+  auto process = [&]() -> fjord::task<void> {
+    co_await p.schedule();
+    waiting.fetch_add(1);
+    const std::optional<int> first = co_await gate.receive();
+    const std::optional<int> second = co_await gate.receive();
+    if (!first && !second && gate.is_closed() &&
+        gate.try_send(1) == fjord::channel_status::closed) {
+      saw_closed.fetch_add(1);
+    }
+  };
+  std::vector<fjord::task<void>> tasks;
+  for (int i = 0; i < waiters_past_one_chain; ++i) {
+    tasks.push_back(process());
+  }
+  std::thread closer([&] {
+    wait_for_waiters(waiting, waiters_past_one_chain);
+    EXPECT_TRUE(gate.close());
+  });
+  fjord::sync_wait(fjord::when_all(std::move(tasks)));
+  closer.join();
+  EXPECT_EQ(saw_closed.load(), waiters_past_one_chain);
+}
+
+TEST(channel, a_long_close_whose_first_woken_waiter_frees_the_last_handle_is_safe) {
+  // The closer reaches the channel through a handle the first woken waiter
+  // deletes (the only handle: the waiters hold none), while close() is
+  // still walking the others. ASan sees a use after free if close() does not
+  // keep the channel alive until it returns.
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  for (int round = 0; round < 5; ++round) {
+    auto* only = new fjord::channel<int>(0);
+    std::atomic<int> waiting{0};
+    std::atomic<int> woken{0};
+    auto process = [&](fjord::channel<int>* ch) -> fjord::task<void> {
+      co_await p.schedule();
+      waiting.fetch_add(1);
+      const std::optional<int> v = co_await ch->receive();
+      EXPECT_FALSE(v.has_value());
+      if (woken.fetch_add(1) == 0) {
+        delete ch;  // the closer may be anywhere in its pass
+      }
+    };
+    std::vector<fjord::task<void>> tasks;
+    for (int i = 0; i < waiters_past_one_chain; ++i) {
+      tasks.push_back(process(only));
+    }
+    std::thread closer([&] {
+      wait_for_waiters(waiting, waiters_past_one_chain);
+      EXPECT_TRUE(only->close());
+    });
+    fjord::sync_wait(fjord::when_all(std::move(tasks)));
+    closer.join();
+    EXPECT_EQ(woken.load(), waiters_past_one_chain);
+  }
+}
+
 TEST(channel, a_rendezvous_send_waits_for_its_receiver) {
   fjord::pool p(fjord::pool_options{.workers = 2});
   fjord::channel<int> ch(0);

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -16,6 +17,7 @@
 #include "fjord/spawn.hpp"
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
+#include "fjord/when_all.hpp"
 #include "support/run_together.hpp"
 
 namespace {
@@ -294,6 +296,63 @@ TEST(select, close_racing_a_waiting_select_wakes_it_once) {
     }());
     closer.join();
     EXPECT_TRUE(result.load() == 0 || result.load() == 1);
+  }
+}
+
+// A close() long enough to claim its receivers in several chunks (256 a
+// time, the lock released between them), racing selects queued on the same
+// channel: receivers woken in the first chunks satisfy selects through
+// their other case while those selects still wait in the closing channel's
+// queue, so their owners take them out between chunks. Every select
+// completes exactly once, and every value sent reaches one.
+TEST(select, selects_won_elsewhere_during_a_chunked_close_complete_once) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  constexpr int pairs = 1000;  // 2,000 waiters on the closing channel
+  for (int round = 0; round < 8; ++round) {
+    fjord::channel<int> closing(0);
+    fjord::channel<int> other(0);
+    std::atomic<int> waiting{0};
+    std::atomic<int> by_close{0};
+    std::atomic<int> by_value{0};
+    std::atomic<int> handed{0};
+    auto selecting = [&]() -> fjord::task<void> {
+      co_await p.schedule();
+      waiting.fetch_add(1);
+      std::optional<int> x;
+      std::optional<int> y;
+      const std::size_t won =
+          co_await fjord::select(fjord::receive_from(closing, x), fjord::receive_from(other, y));
+      if (won == 0 && !x) {
+        by_close.fetch_add(1);
+      } else if (won == 1 && y) {
+        by_value.fetch_add(1);
+      }
+    };
+    auto plain = [&]() -> fjord::task<void> {
+      co_await p.schedule();
+      waiting.fetch_add(1);
+      if (!(co_await closing.receive()) && other.try_send(1) == fjord::channel_status::ok) {
+        handed.fetch_add(1);
+      }
+    };
+    std::vector<fjord::task<void>> tasks;
+    for (int i = 0; i < pairs; ++i) {
+      tasks.push_back(plain());  // queued first: woken in the first chunks
+    }
+    for (int i = 0; i < pairs; ++i) {
+      tasks.push_back(selecting());
+    }
+    std::thread closer([&] {
+      while (waiting.load() != 2 * pairs) {
+        std::this_thread::yield();
+      }
+      std::this_thread::sleep_for(5ms);  // the last ones have queued their waiters
+      EXPECT_TRUE(closing.close());
+    });
+    fjord::sync_wait(fjord::when_all(std::move(tasks)));
+    closer.join();
+    EXPECT_EQ(by_close.load() + by_value.load(), pairs);
+    EXPECT_EQ(by_value.load(), handed.load());
   }
 }
 

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <coroutine>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -13,7 +14,6 @@
 #include "fjord/detail/channel_waiter.hpp"
 #include "fjord/detail/config.hpp"
 #include "fjord/detail/frame_allocator.hpp"
-#include "fjord/detail/resume_job.hpp"
 #include "fjord/detail/value_ring.hpp"
 
 namespace fjord::detail {
@@ -39,6 +39,8 @@ struct channel_state : channel_base {
   // 400 bytes) and two more allocations would cost it more than they save.
   static constexpr std::size_t ring_bytes = std::size_t{64} * 1024;
   static constexpr std::size_t ring_min_capacity = 16;
+  // Receivers close() claims per hold of the lock (one resume chain's worth).
+  static constexpr std::size_t close_chunk = 256;
 
   explicit channel_state(std::size_t limit) : capacity(limit) {
     if (limit >= ring_min_capacity && limit <= ring_bytes / (sizeof(T) + sizeof(std::size_t))) {
@@ -108,36 +110,36 @@ struct channel_state : channel_base {
 
   // close(): false if it was closed already. Every waiter completes: the
   // receivers with nothing (the buffer is empty while they wait), the
-  // senders with channel_status::closed. One pass over the waiters, under
-  // the lock, claims each and hands the coroutines of a pool the caller does
-  // not work for to that pool in chains at once (resume_batch): their
-  // workers start on the first chains while the pass goes on, and find the
-  // frames the pass just touched still in cache. The others (threads,
-  // selects, coroutines of the caller's pool or of none) are woken after
-  // the unlock, so that nothing runs on this thread while it holds the
-  // lock. A coroutine resumed during the pass may drop the last handle at
-  // once, so the pass holds a reference of its own.
+  // senders with channel_status::closed. Waiters are claimed under the lock
+  // and woken after it is released (the coroutines of a pool in chains, see
+  // wake_list), close_chunk receivers at a time: the workers start on the
+  // first chunk while the closer claims the next, each chunk is still in
+  // cache when it is woken, and a woken coroutine that comes back to the
+  // channel waits for the lock one chunk at most, not for a pass over ten
+  // million waiters. Between chunks the channel is closed with receivers
+  // still queued: every operation checks `closed` before it would queue or
+  // hand a receiver a value, and no sender is left (all are claimed in the
+  // first chunk, so a receive cannot take a value that close() refuses). A
+  // waiter woken before the last chunk may drop every other handle, so
+  // close() holds a reference of its own.
   bool close() noexcept {
     retain();
-    bool first = false;
-    {
+    bool closed_here = false;
+    for (bool more = true; more;) {
       wake_list woken;  // declared first: wakes after the lock is released
+      const auto wake_later = [&woken](channel_waiter& w) { woken.add(&w); };
       std::lock_guard guard(*this);
-      if (!closed) {
-        first = true;
-        closed = true;
-        resume_batch batch;  // flushed before the unlock
-        for (channel_waiter_queue* q : {&receivers, &senders}) {
-          q->claim_all_closing([&batch, &woken](channel_waiter& w) {
-            if (!w.parker->join(batch)) {
-              woken.add(&w);
-            }
-          });
+      if (!closed_here) {
+        if (closed) {
+          break;
         }
+        closed = closed_here = true;
+        senders.claim_closing(wake_later, SIZE_MAX);
       }
+      more = receivers.claim_closing(wake_later, close_chunk);
     }
     release(this);
-    return first;
+    return closed_here;
   }
 
   // The first half of a send that may wait: try it, and if it cannot be

@@ -236,16 +236,17 @@ class channel_waiter_queue {
     return nullptr;
   }
 
-  // close(): takes every waiter out, in queue order; the ones this call
-  // claims are marked closed and passed to on_claimed (which may take over
-  // their `next` link: it is read before). One pass: a close() that ends
-  // ten million waits touches each waiter here once. The waiters of selects
-  // won elsewhere are only marked out of the queue, for their owners.
+  // close(): takes up to `limit` waiters out, in queue order; the ones this
+  // call claims are marked closed and passed to on_claimed (which may take
+  // over their `next` link: it is read before). The waiters of selects won
+  // elsewhere are only marked out of the queue, for their owners. True if
+  // waiters are left. Each waiter is touched here once: a close() that ends
+  // ten million waits pays one cache miss for each here, and finds it in
+  // cache when it wakes it.
   template <class F>
-  void claim_all_closing(F on_claimed) noexcept {
+  bool claim_closing(F on_claimed, std::size_t limit) noexcept {
     channel_waiter* w = head_;
-    head_ = tail_ = nullptr;
-    while (w != nullptr) {
+    for (; w != nullptr && limit != 0; --limit) {
       channel_waiter* const next = w->next;
       w->queued = false;
       if (w->parker->claim(w->index)) {
@@ -254,6 +255,9 @@ class channel_waiter_queue {
       }
       w = next;
     }
+    head_ = w;
+    (w == nullptr ? tail_ : w->prev) = nullptr;
+    return w != nullptr;
   }
 
  private:

@@ -262,10 +262,9 @@ TEST(channel, a_close_whose_waiter_drops_the_last_handle_at_once_is_safe) {
   }
 }
 
-// More waiters than one resume chain holds (256): close() hands chains to
-// the pool while it still holds the lock and walks on, so the first woken
-// coroutines run while the pass goes on.
-constexpr int waiters_past_one_chain = 1500;
+// More plain waiters than close() claims per hold of its lock (256): the
+// first chunks are woken, and run, while it claims the next ones.
+constexpr int waiters_past_one_chain = 20000;
 
 // Waits (from outside the pool) until `count` coroutines said they are about
 // to wait, then a little longer so that they have queued their waiters.
@@ -277,9 +276,9 @@ void wait_for_waiters(const std::atomic<int>& waiting, int count) {
 }
 
 TEST(channel, coroutines_woken_during_a_long_close_may_use_the_channel_at_once) {
-  // Each woken coroutine comes straight back to the channel, whose lock the
-  // closer may still hold: it waits for the pass to end, nothing deadlocks,
-  // and every one sees the channel closed.
+  // Each woken coroutine comes straight back to the channel, which is
+  // closed with waiters still queued while the close goes on: nothing
+  // deadlocks, and every one sees the channel closed.
   fjord::pool p(fjord::pool_options{.workers = 2});
   fjord::channel<int> gate(0);
   std::atomic<int> waiting{0};
@@ -338,6 +337,43 @@ TEST(channel, a_long_close_whose_first_woken_waiter_frees_the_last_handle_is_saf
     closer.join();
     EXPECT_EQ(woken.load(), waiters_past_one_chain);
   }
+}
+
+TEST(channel, senders_still_queued_during_a_long_close_give_no_value_to_a_receive) {
+  // Senders blocked on a rendezvous channel, more than one chunk of them:
+  // each one close() has failed tries a receive at once, while later
+  // senders may still be queued. Their values belong to close(), which
+  // fails them too, so every receive reports closed and every send throws.
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  fjord::channel<int> ch(0);
+  std::atomic<int> waiting{0};
+  std::atomic<int> failed{0};
+  std::atomic<int> received{0};
+  auto sender = [&](int v) -> fjord::task<void> {
+    co_await p.schedule();
+    waiting.fetch_add(1);
+    try {
+      co_await ch.send(v);
+    } catch (const fjord::channel_closed&) {
+      failed.fetch_add(1);
+    }
+    int out = 0;
+    if (ch.try_receive(out) != fjord::channel_status::closed) {
+      received.fetch_add(1);
+    }
+  };
+  std::vector<fjord::task<void>> tasks;
+  for (int i = 0; i < waiters_past_one_chain; ++i) {
+    tasks.push_back(sender(i));
+  }
+  std::thread closer([&] {
+    wait_for_waiters(waiting, waiters_past_one_chain);
+    EXPECT_TRUE(ch.close());
+  });
+  fjord::sync_wait(fjord::when_all(std::move(tasks)));
+  closer.join();
+  EXPECT_EQ(failed.load(), waiters_past_one_chain);
+  EXPECT_EQ(received.load(), 0);
 }
 
 TEST(channel, a_rendezvous_send_waits_for_its_receiver) {

@@ -23,8 +23,8 @@ namespace fjord::detail {
 // a waiting sender to a waiting receiver (never through the buffer), which
 // keeps FIFO order and makes capacity 0 a true rendezvous. Invariants, under
 // the lock: receivers wait only while the buffer is empty; senders wait only
-// while it is full (always, at capacity 0); a closed channel has no senders
-// waiting.
+// while it is full (always, at capacity 0); once close() has returned, no
+// sender waits (between two of its chunks, the senders left are its own).
 //
 // A bounded channel whose buffer is small enough to allocate up front
 // (ring_bytes) keeps it in a lock-free ring instead: sends and receives that
@@ -39,7 +39,8 @@ struct channel_state : channel_base {
   // 400 bytes) and two more allocations would cost it more than they save.
   static constexpr std::size_t ring_bytes = std::size_t{64} * 1024;
   static constexpr std::size_t ring_min_capacity = 16;
-  // Receivers close() claims per hold of the lock (one resume chain's worth).
+  // Plain waits close() claims per queue and hold of the lock (one resume
+  // chain's worth).
   static constexpr std::size_t close_chunk = 256;
 
   explicit channel_state(std::size_t limit) : capacity(limit) {
@@ -85,9 +86,11 @@ struct channel_state : channel_base {
   // Under the lock. Receives into `out` now if it can: from the buffer (then
   // the first waiting sender, if any, moves its value into the room made),
   // else straight from a waiting sender (capacity 0). Never throws.
+  // Once closed, the senders still queued (a close() between two chunks)
+  // are close()'s: their values are never taken.
   channel_status try_receive_locked(std::optional<T>& out, channel_waiter*& to_wake) noexcept {
     if (ring_ != nullptr ? ring_->locked_pop(out) : take_buffered(out)) {
-      if (channel_waiter* w = senders.claim_first()) {
+      if (channel_waiter* w = closed ? nullptr : senders.claim_first()) {
         T& v = *static_cast<T*>(w->slot);
         if (ring_ != nullptr) {
           const bool pushed = ring_->locked_push(v);  // the room just made
@@ -100,7 +103,7 @@ struct channel_state : channel_base {
       }
       return channel_status::ok;
     }
-    if (channel_waiter* w = senders.claim_first()) {
+    if (channel_waiter* w = closed ? nullptr : senders.claim_first()) {
       out.emplace(std::move(*static_cast<T*>(w->slot)));
       to_wake = w;
       return channel_status::ok;
@@ -112,16 +115,19 @@ struct channel_state : channel_base {
   // receivers with nothing (the buffer is empty while they wait), the
   // senders with channel_status::closed. Waiters are claimed under the lock
   // and woken after it is released (the coroutines of a pool in chains, see
-  // wake_list), close_chunk receivers at a time: the workers start on the
+  // wake_list), close_chunk per queue at a time: the workers start on the
   // first chunk while the closer claims the next, each chunk is still in
   // cache when it is woken, and a woken coroutine that comes back to the
   // channel waits for the lock one chunk at most, not for a pass over ten
-  // million waiters. Between chunks the channel is closed with receivers
-  // still queued: every operation checks `closed` before it would queue or
-  // hand a receiver a value, and no sender is left (all are claimed in the
-  // first chunk, so a receive cannot take a value that close() refuses). A
-  // waiter woken before the last chunk may drop every other handle, so
-  // close() holds a reference of its own.
+  // million waiters. Between chunks the channel is closed with plain waits
+  // still queued, which nothing but this channel can complete: every
+  // operation checks `closed` before it would queue, hand a receiver a
+  // value or take a sender's. A select's waiter could also be won through
+  // its other cases, its timer or its stop token, and nothing may win such
+  // a select once this channel is seen closed (Go's closechan completes
+  // every waiter at once): a queue with a select in it is claimed whole in
+  // the first hold. A waiter woken before the last chunk may drop every
+  // other handle, so close() holds a reference of its own.
   bool close() noexcept {
     retain();
     bool closed_here = false;
@@ -134,9 +140,12 @@ struct channel_state : channel_base {
           break;
         }
         closed = closed_here = true;
-        senders.claim_closing(wake_later, SIZE_MAX);
       }
-      more = receivers.claim_closing(wake_later, close_chunk);
+      more = false;
+      for (channel_waiter_queue* q : {&senders, &receivers}) {
+        const std::size_t limit = q->has_selects() ? SIZE_MAX : close_chunk;
+        more = q->claim_closing(wake_later, limit) || more;
+      }
     }
     release(this);
     return closed_here;

@@ -162,6 +162,9 @@ struct channel_waiter {
   int index = 0;        // which case of its select (0 for a plain operation)
   bool queued = false;  // in a channel's list (guarded by that channel's lock)
   bool closed = false;  // completed by close() rather than by a value
+  // A select's case: its parker may also be claimed by another case, the
+  // select's timer or its stop callback.
+  bool of_select = false;
 };
 
 // What a coroutine's plain send or receive needs only if it has to wait:
@@ -201,8 +204,12 @@ class lazy_channel_wait {
 class channel_waiter_queue {
  public:
   bool empty() const noexcept { return head_ == nullptr; }
+  // Whether a select waits here: its waiter may be claimed by another of
+  // its cases, its timer or its stop callback, not only through this queue.
+  bool has_selects() const noexcept { return selects_ != 0; }
 
   void push_back(channel_waiter& w) noexcept {
+    selects_ += w.of_select ? 1 : 0;
     w.next = nullptr;
     w.prev = tail_;
     if (tail_ == nullptr) {
@@ -221,6 +228,7 @@ class channel_waiter_queue {
     (w.prev == nullptr ? head_ : w.prev->next) = w.next;
     (w.next == nullptr ? tail_ : w.next->prev) = w.prev;
     w.queued = false;
+    selects_ -= w.of_select ? 1 : 0;
   }
 
   // The first waiter whose parker this call claims, taken out of the queue;
@@ -249,6 +257,7 @@ class channel_waiter_queue {
     for (; w != nullptr && limit != 0; --limit) {
       channel_waiter* const next = w->next;
       w->queued = false;
+      selects_ -= w->of_select ? 1 : 0;
       if (w->parker->claim(w->index)) {
         w->closed = true;
         on_claimed(*w);
@@ -263,6 +272,7 @@ class channel_waiter_queue {
  private:
   channel_waiter* head_ = nullptr;
   channel_waiter* tail_ = nullptr;
+  std::size_t selects_ = 0;  // queued waiters of selects
 };
 
 // Waiters completed under a channel's lock, woken (in wake()'s sense) when

@@ -84,6 +84,7 @@ class channel_case : public select_case {
       waiter_.parker = &p;
       waiter_.index = index;
       waiter_.slot = slot;
+      waiter_.of_select = true;
       (state_->*queue_).push_back(waiter_);
     }
   }

@@ -353,6 +353,39 @@ TEST(select, no_select_waiting_on_a_closing_channel_is_won_elsewhere_once_it_is_
   }
 }
 
+// Go's closechan releases the receivers before the senders: a select
+// waiting to send to and to receive from one channel completes by its
+// receive (closed) when the channel is closed, and does not throw.
+TEST(select, a_select_sending_and_receiving_on_a_channel_closed_under_it_completes_by_receive) {
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  for (int round = 0; round < 20; ++round) {
+    fjord::channel<int> ch(0);
+    std::atomic<bool> about_to_wait{false};
+    std::thread closer([&] {
+      while (!about_to_wait.load()) {
+        std::this_thread::yield();
+      }
+      std::this_thread::sleep_for(2ms);  // the select has queued both waiters
+      EXPECT_TRUE(ch.close());
+    });
+    const std::size_t won = fjord::sync_wait([&]() -> fjord::task<std::size_t> {
+      co_await p.schedule();
+      std::optional<int> x;
+      about_to_wait.store(true);
+      try {
+        const std::size_t i =
+            co_await fjord::select(fjord::send_to(ch, 1), fjord::receive_from(ch, x));
+        EXPECT_FALSE(x.has_value());
+        co_return i;
+      } catch (const fjord::channel_closed&) {
+        co_return 0;  // completed by the send: wrong
+      }
+    }());
+    closer.join();
+    EXPECT_EQ(won, 1U);
+  }
+}
+
 TEST(select, a_thread_select_waits_for_a_coroutine) {
   fjord::pool p(fjord::pool_options{.workers = 1});
   fjord::channel<int> a(0);

@@ -118,16 +118,18 @@ struct channel_state : channel_base {
   // wake_list), close_chunk per queue at a time: the workers start on the
   // first chunk while the closer claims the next, each chunk is still in
   // cache when it is woken, and a woken coroutine that comes back to the
-  // channel waits for the lock one chunk at most, not for a pass over ten
-  // million waiters. Between chunks the channel is closed with plain waits
+  // channel waits for the lock one chunk at most (unless a select waits
+  // here, see below), not for a pass over ten million waiters. Between
+  // chunks the channel is closed with plain waits
   // still queued, which nothing but this channel can complete: every
   // operation checks `closed` before it would queue, hand a receiver a
   // value or take a sender's. A select's waiter could also be won through
   // its other cases, its timer or its stop token, and nothing may win such
   // a select once this channel is seen closed (Go's closechan completes
-  // every waiter at once): a queue with a select in it is claimed whole in
-  // the first hold. A waiter woken before the last chunk may drop every
-  // other handle, so close() holds a reference of its own.
+  // every waiter at once): a queue with a select in it (even one already
+  // won elsewhere and not yet taken out) is claimed whole in the first
+  // hold, however long. A waiter woken before the last chunk may drop
+  // every other handle, so close() holds a reference of its own.
   bool close() noexcept {
     retain();
     bool closed_here = false;
@@ -142,7 +144,9 @@ struct channel_state : channel_base {
         closed = closed_here = true;
       }
       more = false;
-      for (channel_waiter_queue* q : {&senders, &receivers}) {
+      // Receivers first, as Go's closechan: a select that both sends and
+      // receives here completes by its receive (closed), not by a failed send.
+      for (channel_waiter_queue* q : {&receivers, &senders}) {
         const std::size_t limit = q->has_selects() ? SIZE_MAX : close_chunk;
         more = q->claim_closing(wake_later, limit) || more;
       }

@@ -120,16 +120,16 @@ struct channel_state : channel_base {
   // cache when it is woken, and a woken coroutine that comes back to the
   // channel waits for the lock one chunk at most (unless a select waits
   // here, see below), not for a pass over ten million waiters. Between
-  // chunks the channel is closed with plain waits
-  // still queued, which nothing but this channel can complete: every
-  // operation checks `closed` before it would queue, hand a receiver a
-  // value or take a sender's. A select's waiter could also be won through
-  // its other cases, its timer or its stop token, and nothing may win such
-  // a select once this channel is seen closed (Go's closechan completes
-  // every waiter at once): a queue with a select in it (even one already
-  // won elsewhere and not yet taken out) is claimed whole in the first
-  // hold, however long. A waiter woken before the last chunk may drop
-  // every other handle, so close() holds a reference of its own.
+  // chunks the channel is closed with plain waits still queued, which
+  // nothing but this channel can complete: every operation checks `closed`
+  // before it would queue, hand a receiver a value or take a sender's. A
+  // select's waiter could also be won through its other cases, its timer
+  // or its stop token, and nothing may win such a select once this channel
+  // is seen closed (Go's closechan completes every waiter at once): a queue
+  // with a select in it (even one already won elsewhere and not yet taken
+  // out) is claimed whole in the first hold, however long. A waiter woken
+  // before the last chunk may drop every other handle, so close() holds a
+  // reference of its own.
   bool close() noexcept {
     retain();
     bool closed_here = false;

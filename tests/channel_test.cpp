@@ -266,13 +266,26 @@ TEST(channel, a_close_whose_waiter_drops_the_last_handle_at_once_is_safe) {
 // first chunks are woken, and run, while it claims the next ones.
 constexpr int waiters_past_one_chain = 20000;
 
-// Waits (from outside the pool) until `count` coroutines said they are about
-// to wait, then a little longer so that they have queued their waiters.
-void wait_for_waiters(const std::atomic<int>& waiting, int count) {
-  while (waiting.load() != count) {
-    std::this_thread::yield();
+// Runs waiters_past_one_chain coroutines made by make(i), each of which
+// counts itself in `waiting` just before it waits on a channel; once all
+// do (and a little longer, so that they have queued their waiters), a
+// thread outside the pool calls close(), which must return true. Returns
+// when every coroutine has ended.
+template <class Make, class Close>
+void close_from_outside_while_all_wait(Make make, const std::atomic<int>& waiting, Close close) {
+  std::vector<fjord::task<void>> tasks;
+  for (int i = 0; i < waiters_past_one_chain; ++i) {
+    tasks.push_back(make(i));
   }
-  std::this_thread::sleep_for(5ms);
+  std::thread closer([&] {
+    while (waiting.load() != waiters_past_one_chain) {
+      std::this_thread::yield();
+    }
+    std::this_thread::sleep_for(5ms);
+    EXPECT_TRUE(close());
+  });
+  fjord::sync_wait(fjord::when_all(std::move(tasks)));
+  closer.join();
 }
 
 TEST(channel, coroutines_woken_during_a_long_close_may_use_the_channel_at_once) {
@@ -293,16 +306,8 @@ TEST(channel, coroutines_woken_during_a_long_close_may_use_the_channel_at_once) 
       saw_closed.fetch_add(1);
     }
   };
-  std::vector<fjord::task<void>> tasks;
-  for (int i = 0; i < waiters_past_one_chain; ++i) {
-    tasks.push_back(process());
-  }
-  std::thread closer([&] {
-    wait_for_waiters(waiting, waiters_past_one_chain);
-    EXPECT_TRUE(gate.close());
-  });
-  fjord::sync_wait(fjord::when_all(std::move(tasks)));
-  closer.join();
+  close_from_outside_while_all_wait([&](int) { return process(); }, waiting,
+                                    [&] { return gate.close(); });
   EXPECT_EQ(saw_closed.load(), waiters_past_one_chain);
 }
 
@@ -325,16 +330,8 @@ TEST(channel, a_long_close_whose_first_woken_waiter_frees_the_last_handle_is_saf
         delete ch;  // the closer may be anywhere in its pass
       }
     };
-    std::vector<fjord::task<void>> tasks;
-    for (int i = 0; i < waiters_past_one_chain; ++i) {
-      tasks.push_back(process(only));
-    }
-    std::thread closer([&] {
-      wait_for_waiters(waiting, waiters_past_one_chain);
-      EXPECT_TRUE(only->close());
-    });
-    fjord::sync_wait(fjord::when_all(std::move(tasks)));
-    closer.join();
+    close_from_outside_while_all_wait([&](int) { return process(only); }, waiting,
+                                      [&] { return only->close(); });
     EXPECT_EQ(woken.load(), waiters_past_one_chain);
   }
 }
@@ -362,16 +359,7 @@ TEST(channel, senders_still_queued_during_a_long_close_give_no_value_to_a_receiv
       received.fetch_add(1);
     }
   };
-  std::vector<fjord::task<void>> tasks;
-  for (int i = 0; i < waiters_past_one_chain; ++i) {
-    tasks.push_back(sender(i));
-  }
-  std::thread closer([&] {
-    wait_for_waiters(waiting, waiters_past_one_chain);
-    EXPECT_TRUE(ch.close());
-  });
-  fjord::sync_wait(fjord::when_all(std::move(tasks)));
-  closer.join();
+  close_from_outside_while_all_wait(sender, waiting, [&] { return ch.close(); });
   EXPECT_EQ(failed.load(), waiters_past_one_chain);
   EXPECT_EQ(received.load(), 0);
 }

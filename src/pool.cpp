@@ -280,14 +280,25 @@ int pool_core::start_thread(bool as_searcher) noexcept {
   // A stand-in is counted as a searcher by whoever started it; pthread_create
   // publishes this to the new thread.
   w->searching = as_searcher;
+  // Counted before its thread exists. Counted after, a starter that lost
+  // the CPU between the two left the new thread unable to steal (a
+  // stand-in's work often sits on the deque of the worker it stands in
+  // for) and asleep through a wake_all() that read the count in between:
+  // the pool's end, a drain, a resize. A reader that counts a slot whose
+  // start then fails finds an empty deque or leaves a stale token; pinning
+  // waits for the thread itself (inject_to_thread()). Release: a thief that
+  // sees the count sees the worker (its deque). seq_cst: against
+  // wake_all()'s load; if that load misses this store, its cause (stored
+  // before it) is visible to the new thread, which looks after its start.
+  thread_count_.store(index + 1, std::memory_order_seq_cst);
   pthread_t thread{};
   const int rc = start_worker_thread(thread, stack_size_, &thread_main, w);
   if (rc != 0) {
+    thread_count_.store(index, std::memory_order_release);
     return rc;  // the slot stays made, for the next attempt
   }
+  w->has_thread.store(true, std::memory_order_relaxed);
   cold_->threads.push_back(thread);
-  // Release: a thief that sees the count sees the worker (its deque).
-  thread_count_.store(index + 1, std::memory_order_release);
   return 0;
 }
 
@@ -322,6 +333,7 @@ void pool_core::thread_main(void* w) noexcept {
   // deque). The stop hook runs once the pool has ended, as a thread of no
   // pool: a post from it throws shutdown_error (nobody would run it).
   self.tid.store(static_cast<int>(::gettid()), std::memory_order_relaxed);
+  self.has_thread.store(true, std::memory_order_relaxed);  // its start hook may pin jobs to it
   set_current_worker(&self);
   pool.run_thread_hook(/*start=*/true, self.index);
   // Apart from the set-up above: the hot loop stays small enough to inline

@@ -46,9 +46,10 @@ struct pinned_node final : job {
 void pool_core::inject_to_thread(std::size_t index, job* j) {
   const std::size_t made = thread_count();
   const worker* self = current_worker_of(this);
-  // A thread just started may run its start hook and first jobs before
-  // its starter counted it: its own index is valid all the same.
-  if (index >= made && (self == nullptr || self->index != index)) {
+  // A slot is counted before its thread is started, and the start may
+  // fail: only a slot with a thread takes jobs, or they would wait in an
+  // inbox nobody empties.
+  if (index >= made || !workers_[index]->has_thread.load(std::memory_order_relaxed)) {
     throw std::out_of_range("fjord::pool: no thread " + std::to_string(index) +
                             " to run a job on: the pool has made " + std::to_string(made) +
                             " threads, numbered from 0");

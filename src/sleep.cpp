@@ -311,7 +311,8 @@ void pool_core::wake_one_sleeper(bool lend_this_cpu) noexcept {
 }
 
 void pool_core::wake_all() noexcept {
-  const std::size_t n = thread_count();
+  // seq_cst: against start_thread()'s store of the count (see there).
+  const std::size_t n = thread_count_.load(std::memory_order_seq_cst);
   for (std::size_t i = 0; i < n; ++i) {
     workers_[i]->sleeper.unpark();
   }

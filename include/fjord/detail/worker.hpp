@@ -164,6 +164,11 @@ struct alignas(false_sharing_range) worker {
   // The kernel's id of this worker's thread (0 until it started), for the
   // monitor's look at its scheduler statistics.
   std::atomic<int> tid{0};
+  // Its thread was started (set by the starter once pthread_create
+  // succeeded, and by the thread itself, whichever comes first): a slot is
+  // counted before that, and only a thread that exists may be given pinned
+  // jobs (pool_core::inject_to_thread()).
+  std::atomic<bool> has_thread{false};
   // Whether a worker about to block lent this thread its CPU (pinned it
   // there before waking it), and the CPUs it had then, which it restores
   // when it wakes (both guarded by the idle mutex).

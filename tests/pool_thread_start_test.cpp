@@ -1,0 +1,97 @@
+// A thread started while the pool is told to wake everyone. This binary
+// interposes pthread_create (its own process under ctest, so no other test
+// sees it): a start made by the pool's monitor can be held after the thread
+// exists, before its starter returns, the moment a starter may lose the CPU.
+// The new thread runs, goes idle and parks meanwhile; whatever wakes every
+// thread in that window (the pool's end here) must not miss it.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <pthread.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "fjord/pool.hpp"
+#include "fjord/pool_options.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+std::atomic<bool> hold_monitor_starts{false};
+std::atomic<bool> holding{false};  // a start is held in pthread_create
+std::atomic<bool> let_go{false};   // ... until this
+
+bool called_by_the_monitor() {
+  std::array<char, 16> name{};
+  return pthread_getname_np(pthread_self(), name.data(), name.size()) == 0 &&
+         std::strcmp(name.data(), "fjord-mon") == 0;
+}
+
+}  // namespace
+
+extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
+                              void* arg) {
+  using create_fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+  static const auto real = reinterpret_cast<create_fn>(::dlsym(RTLD_NEXT, "pthread_create"));
+  const int rc = real(thread, attr, start, arg);
+  if (rc == 0 && hold_monitor_starts.load() && called_by_the_monitor()) {
+    holding = true;
+    const auto give_up = std::chrono::steady_clock::now() + 30s;
+    while (!let_go && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(1ms);
+    }
+    holding = false;
+  }
+  return rc;
+}
+
+namespace {
+
+bool sleep_until_set(const std::atomic<bool>& flag) {
+  const auto end = std::chrono::steady_clock::now() + 10s;
+  while (!flag.load() && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(200us);
+  }
+  return flag.load();
+}
+
+TEST(pool_thread_start, a_pool_ends_while_its_newest_thread_is_still_being_counted) {
+  auto p = std::make_unique<fjord::pool>(
+      fjord::pool_options{.workers = 1, .replace_blocked_after = 1ms});
+  hold_monitor_starts = true;
+  // The first job waits for the second, queued behind it on a one-worker
+  // pool: only a stand-in, which the monitor starts, can run the second.
+  std::atomic<bool> second_ran{false};
+  std::atomic<bool> first_saw_it{false};
+  p->post([&] { first_saw_it.store(sleep_until_set(second_ran)); });
+  p->post([&] { second_ran.store(true); });
+  p->wait_idle();
+  EXPECT_TRUE(first_saw_it.load());
+  // The stand-in ran the second job while its start is still held: the
+  // destructor's wake-up reads the thread count before the monitor stores it.
+  EXPECT_TRUE(holding.load());
+  std::atomic<bool> destroyed{false};
+  std::thread destroyer([&] {
+    p.reset();
+    destroyed = true;
+  });
+  std::this_thread::sleep_for(100ms);  // the destructor waits for the pool's end
+  let_go = true;
+  const auto give_up = std::chrono::steady_clock::now() + 30s;
+  while (!destroyed && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(1ms);
+  }
+  hold_monitor_starts = false;
+  if (!destroyed) {
+    destroyer.detach();  // stuck for good; the process ends with the test run
+    FAIL() << "the pool never ended: its newest thread slept through the end";
+  }
+  destroyer.join();
+}
+
+}  // namespace

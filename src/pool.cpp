@@ -977,9 +977,14 @@ void pool_core::report_unhandled(const std::exception_ptr& e) noexcept {
   std::terminate();
 }
 
+std::size_t pool_core::started_thread_count() const noexcept {
+  const std::size_t n = thread_count();
+  return n != 0 && !workers_[n - 1]->has_thread.load(std::memory_order_relaxed) ? n - 1 : n;
+}
+
 pool_stats pool_core::stats() const {
   pool_stats s;
-  const std::size_t n = thread_count();
+  const std::size_t n = started_thread_count();
   s.workers.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     s.workers.push_back(workers_[i]->counters.snapshot());

@@ -44,12 +44,12 @@ struct pinned_node final : job {
 }  // namespace
 
 void pool_core::inject_to_thread(std::size_t index, job* j) {
-  const std::size_t made = thread_count();
+  // Not a slot whose start is under way: that start may fail, and its jobs
+  // would wait in an inbox nobody empties. A thread's own start hook sees
+  // itself started.
+  const std::size_t made = started_thread_count();
   const worker* self = current_worker_of(this);
-  // A slot is counted before its thread is started, and the start may
-  // fail: only a slot with a thread takes jobs, or they would wait in an
-  // inbox nobody empties.
-  if (index >= made || !workers_[index]->has_thread.load(std::memory_order_relaxed)) {
+  if (index >= made) {
     throw std::out_of_range("fjord::pool: no thread " + std::to_string(index) +
                             " to run a job on: the pool has made " + std::to_string(made) +
                             " threads, numbered from 0");

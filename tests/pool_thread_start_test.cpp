@@ -9,10 +9,12 @@
 #include <pthread.h>
 
 #include <array>
+#include <cerrno>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 
 #include "fjord/pool.hpp"
@@ -22,9 +24,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::atomic<bool> hold_monitor_starts{false};
+enum class hold { none, after_start, then_refuse };
+std::atomic<hold> monitor_starts{hold::none};
 std::atomic<bool> holding{false};  // a start is held in pthread_create
 std::atomic<bool> let_go{false};   // ... until this
+std::atomic<int> refused{0};
 
 bool called_by_the_monitor() {
   std::array<char, 16> name{};
@@ -38,14 +42,23 @@ extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, voi
                               void* arg) {
   using create_fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static const auto real = reinterpret_cast<create_fn>(::dlsym(RTLD_NEXT, "pthread_create"));
-  const int rc = real(thread, attr, start, arg);
-  if (rc == 0 && hold_monitor_starts.load() && called_by_the_monitor()) {
+  const hold mode = called_by_the_monitor() ? monitor_starts.load() : hold::none;
+  if (mode == hold::none) {
+    return real(thread, attr, start, arg);
+  }
+  // after_start: the thread exists, its starter has not returned yet.
+  // then_refuse: no thread; the start fails once the test lets it go.
+  const int rc = mode == hold::after_start ? real(thread, attr, start, arg) : EAGAIN;
+  if (!let_go.load()) {
     holding = true;
     const auto give_up = std::chrono::steady_clock::now() + 30s;
     while (!let_go && std::chrono::steady_clock::now() < give_up) {
       std::this_thread::sleep_for(1ms);
     }
     holding = false;
+  }
+  if (rc != 0) {
+    refused.fetch_add(1);
   }
   return rc;
 }
@@ -63,7 +76,7 @@ bool sleep_until_set(const std::atomic<bool>& flag) {
 TEST(pool_thread_start, a_pool_ends_while_its_newest_thread_is_still_being_counted) {
   auto p = std::make_unique<fjord::pool>(
       fjord::pool_options{.workers = 1, .replace_blocked_after = 1ms});
-  hold_monitor_starts = true;
+  monitor_starts = hold::after_start;
   // The first job waits for the second, queued behind it on a one-worker
   // pool: only a stand-in, which the monitor starts, can run the second.
   std::atomic<bool> second_ran{false};
@@ -86,12 +99,46 @@ TEST(pool_thread_start, a_pool_ends_while_its_newest_thread_is_still_being_count
   while (!destroyed && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(1ms);
   }
-  hold_monitor_starts = false;
+  monitor_starts = hold::none;
+  let_go = false;
   if (!destroyed) {
     destroyer.detach();  // stuck for good; the process ends with the test run
     FAIL() << "the pool never ended: its newest thread slept through the end";
   }
   destroyer.join();
+}
+
+TEST(pool_thread_start, a_start_under_way_is_not_counted_until_it_succeeds) {
+  fjord::pool p(fjord::pool_options{.workers = 1, .replace_blocked_after = 1ms});
+  monitor_starts = hold::then_refuse;
+  std::atomic<bool> release{false};
+  std::atomic<bool> second_ran{false};
+  p.post([&] { sleep_until_set(release); });  // presumed blocked: a stand-in is started
+  p.post([&] { second_ran.store(true); });
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (!holding && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_TRUE(holding.load());
+  // The slot is counted inside (so a new thread could steal at once), but
+  // its start may still fail: not a thread to count or to pin work to.
+  EXPECT_EQ(p.thread_count(), 1u);
+  EXPECT_EQ(p.stats().workers.size(), 1u);
+  EXPECT_THROW(p.post_to(1, [] {}), std::out_of_range);
+  let_go = true;  // the start fails, and every later one at once
+  while (refused.load() == 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_GE(refused.load(), 1);
+  release = true;
+  p.wait_idle();
+  EXPECT_TRUE(second_ran.load());
+  EXPECT_EQ(p.thread_count(), 1u);
+  p.post_to(0, [&] { second_ran.store(false); });
+  p.wait_idle();
+  EXPECT_FALSE(second_ran.load());
+  monitor_starts = hold::none;
+  let_go = false;
 }
 
 }  // namespace

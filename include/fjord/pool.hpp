@@ -294,10 +294,9 @@ class pool {
   /// The threads the pool has made so far: its workers and the spares that
   /// stood in for blocked ones, numbered 0 to thread_count() - 1. A thread,
   /// once made, stays until the pool ends (retired, it parks), so this
-  /// never shrinks. (A thread just started may run its start hook and
-  /// first jobs a moment before it is counted; post_to() from it to its
-  /// own index works all the same.)
-  std::size_t thread_count() const noexcept { return core_->thread_count(); }
+  /// never shrinks, and post_to() takes any index below it. A thread counts
+  /// from the moment its start succeeded; its own start hook sees itself.
+  std::size_t thread_count() const noexcept { return core_->started_thread_count(); }
 
  private:
   friend struct detail::pool_access;

@@ -64,11 +64,17 @@ class pool_core {
   // New bounds (pool::resize); the size moves into them at once. Throws
   // std::invalid_argument for bounds the pool cannot have.
   void resize(std::size_t min, std::size_t max);
-  // Threads made so far: size() plus the spares that stood in for blocked
-  // workers (retired spares are kept for reuse).
+  // Slots counted so far: size() plus the spares that stood in for blocked
+  // workers (retired spares are kept for reuse), and the one whose thread
+  // is being started, counted first (start_thread()). Scans of the workers
+  // (steals, wake-ups, the end rule) use this.
   std::size_t thread_count() const noexcept {
     return thread_count_.load(std::memory_order_acquire);
   }
+  // Threads started so far: thread_count() less a slot whose start is under
+  // way (only the last can be, starts being serialised), so it never
+  // shrinks, and every index below it has a thread.
+  std::size_t started_thread_count() const noexcept;
   // Unique among the pools of this process (never reused).
   std::uint64_t id() const noexcept { return id_; }
   const std::string& name() const noexcept { return name_; }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -127,7 +128,19 @@ TEST(trace, start_refuses_a_tiny_buffer_and_a_second_start) {
 }
 
 TEST(trace, write_before_any_start_is_an_error_and_a_bad_path_is_named) {
-  EXPECT_THROW(fjord::trace::write(temp_path("never.json")), std::logic_error);
+  // In a process of its own (the threadsafe style runs this test alone in
+  // a fresh one): earlier tests of this binary may have started sessions.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        try {
+          fjord::trace::write(temp_path("never.json"));
+        } catch (const std::logic_error&) {
+          std::_Exit(0);
+        }
+        std::_Exit(1);
+      },
+      ::testing::ExitedWithCode(0), "");
   fjord::trace::start();
   fjord::trace::stop();
   try {

@@ -591,6 +591,7 @@ void pool_core::start_added_thread(bool grown) noexcept {
   // The system refused a thread: a blocked worker blocks uncompensated, a
   // pool that was growing stays smaller.
   bool ended = false;
+  census_count old(0);
   {
     std::lock_guard lock(cold_->idle_mutex);
     --cold_->reserved;
@@ -599,7 +600,7 @@ void pool_core::start_added_thread(bool grown) noexcept {
       shrink_after_refusal_locked(1);
     }
     update_surplus_locked();
-    census_.remove_searcher();
+    old = census_.remove_searcher();
     // Every other thread may have gone idle while this one was pending.
     if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
       announce_if_quiescent_locked();
@@ -608,6 +609,14 @@ void pool_core::start_added_thread(bool grown) noexcept {
   }
   if (ended) {
     wake_all();
+    return;
+  }
+  // It counted as a searcher from the moment it was reserved, so pushers
+  // meanwhile woke nobody: leave the search as stop_searching() does, handing
+  // the baton to a sleeper if work waits (a sleeper that is a phantom gets
+  // another stand-in, a phantom used up per refusal).
+  if (old.searchers() == 1 && old.sleepers() != 0 && any_work_visible()) {
+    wake_one_sleeper();
   }
 }
 

@@ -117,6 +117,9 @@ bool pool_core::leave_after_idle_timeout(worker& w) noexcept {
   heavy_fence();
   const bool work = any_work_visible() || w.inbox.maybe_nonempty();
   std::lock_guard lock(cold_->idle_mutex);
+  // Settled first, as retire() does: a presumed block counted us out of the
+  // running set once already.
+  clear_presumed_block_locked(w);
   if (work || size() <= min_workers() || cold_->running <= min_workers() ||
       drained_.load(std::memory_order_relaxed)) {
     wake_monitor_locked();  // awake after all

@@ -29,6 +29,7 @@ std::atomic<hold> monitor_starts{hold::none};
 std::atomic<bool> holding{false};  // a start is held in pthread_create
 std::atomic<bool> let_go{false};   // ... until this
 std::atomic<int> refused{0};
+thread_local bool hold_here = false;  // this thread's starts too, not only the monitor's
 
 bool called_by_the_monitor() {
   std::array<char, 16> name{};
@@ -42,7 +43,7 @@ extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, voi
                               void* arg) {
   using create_fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static const auto real = reinterpret_cast<create_fn>(::dlsym(RTLD_NEXT, "pthread_create"));
-  const hold mode = called_by_the_monitor() ? monitor_starts.load() : hold::none;
+  const hold mode = hold_here || called_by_the_monitor() ? monitor_starts.load() : hold::none;
   if (mode == hold::none) {
     return real(thread, attr, start, arg);
   }
@@ -137,6 +138,38 @@ TEST(pool_thread_start, a_start_under_way_is_not_counted_until_it_succeeds) {
   p.post_to(0, [&] { second_ran.store(false); });
   p.wait_idle();
   EXPECT_FALSE(second_ran.load());
+  monitor_starts = hold::none;
+  let_go = false;
+}
+
+TEST(pool_thread_start, a_refused_start_hands_on_the_work_posted_meanwhile) {
+  // The thread a resize adds counts as a searcher from the start, so a post
+  // meanwhile wakes nobody; when the start is refused, the work posted
+  // meanwhile must still reach a parked worker.
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  p.wait_idle();
+  refused = 0;
+  monitor_starts = hold::then_refuse;
+  std::thread grower([&] {
+    hold_here = true;
+    p.resize(2);
+  });
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (!holding && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_TRUE(holding.load());
+  std::this_thread::sleep_for(20ms);  // worker 0 parks, if it had not yet
+  std::atomic<bool> ran{false};
+  p.post([&] { ran = true; });
+  let_go = true;
+  grower.join();
+  EXPECT_EQ(refused.load(), 1);
+  while (!ran && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_TRUE(ran.load()) << "the job posted during the refused start was never run";
+  EXPECT_EQ(p.thread_count(), 1u);
   monitor_starts = hold::none;
   let_go = false;
 }

@@ -592,6 +592,7 @@ void pool_core::start_added_thread(bool grown) noexcept {
   // pool that was growing stays smaller.
   bool ended = false;
   census_count old(0);
+  worker* woken = nullptr;
   {
     std::lock_guard lock(cold_->idle_mutex);
     --cold_->reserved;
@@ -601,11 +602,25 @@ void pool_core::start_added_thread(bool grown) noexcept {
     }
     update_surplus_locked();
     old = census_.remove_searcher();
+    // A thread that retired while this one was pending takes its place: the
+    // blocked worker it stood in for came back, found the running set full
+    // (this thread counted in it) and retired, and without it nobody would
+    // run the pool's work.
+    if (cold_->running < size() && !cold_->retired.empty() &&
+        !exit_.load(std::memory_order_relaxed)) {
+      bool start = false;  // stays false: a retired thread is there
+      add_running_thread_locked(woken, start);
+      census_.add_searcher();
+    }
     // Every other thread may have gone idle while this one was pending.
     if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
       announce_if_quiescent_locked();
     }
-    ended = try_end_locked();
+    ended = woken == nullptr && try_end_locked();
+  }
+  if (woken != nullptr) {
+    woken->sleeper.unpark();  // it searches, and hands the baton on as it stops
+    return;
   }
   if (ended) {
     wake_all();

@@ -507,9 +507,8 @@ void pool_core::rejoin_running_locked(worker& w) noexcept {
 }
 
 void pool_core::begin_blocking(worker& w) noexcept {
-  // A blocked thread steals nothing, also inside a block_in_place that
-  // registered while it helped.
-  w.deque.drop_registration();
+  // Its private jobs go to the thieves now: it will not pop them soon.
+  w.deque.share_all();
   if (w.blocking_depth++ != 0) {
     return;
   }
@@ -677,7 +676,6 @@ bool pool_core::retire(worker& w) noexcept {
   if (w.searching) {
     stop_searching(w);  // a retired thread must not count as a searcher
   }
-  w.deque.drop_registration();
   bool ended = false;
   {
     std::lock_guard lock(cold_->idle_mutex);
@@ -832,12 +830,12 @@ void pool_core::resume_waiting(job* j) noexcept {
       previous = w->runnext.exchange(j, std::memory_order_acq_rel);
     }
     if (previous == nullptr) {
-      notify_local_push();  // a sleeper may have to take it, should we run long
+      notify_local_push(*w);  // a sleeper may have to take it, should we run long
       return;
     }
     j = previous;
     if (w->deque.push(j)) {
-      notify_local_push();
+      notify_local_push(*w);
       return;
     }
   }

@@ -68,7 +68,6 @@ void pool_core::hold_while_paused(worker& w, job* j) noexcept {
   if (!w.deque.push(j)) {
     shards_[w.index & shard_mask_]->queue.push(j);
   }
-  w.deque.drop_registration();  // a paused thread steals nothing
   while (paused_.load(std::memory_order_acquire) != 0) {
     futex_wait(&paused_, 1);
   }

@@ -94,7 +94,7 @@ std::string to_prometheus(const pool_stats& stats, std::string_view pool_name) {
       {"fjord_jobs_run_total", "Jobs taken from a queue or stolen, then run.",
        &worker_stats::jobs_run},
       {"fjord_steals_total", "Jobs taken from another worker's deque.", &worker_stats::steals},
-      {"fjord_failed_steals_total", "Steal attempts that found nothing or lost a race.",
+      {"fjord_failed_steals_total", "Steal attempts that lost a race.",
        &worker_stats::failed_steals},
       {"fjord_injected_taken_total", "Jobs taken from the injection queues.",
        &worker_stats::injected_taken},

@@ -10,11 +10,9 @@
 // A worker is in one of three states, counted in the census:
 //   working    -> searching   become_searcher(): its deque and the injection
 //                             queues are empty; pushers now wake nobody.
-//   searching  -> thief       become_thief(): a victim shows work; registered
-//                             with a heavy fence so owners' pops fence. The
-//                             registration outlives the search for a few
-//                             hundred of its own pops (thief_hold_pops), and
-//                             is dropped before sleeping or blocking.
+//   (A searcher steals shared jobs without registering; it registers as a
+//   thief, with a heavy fence, only for one steal of a stalled owner's
+//   private jobs: worker.cpp, steal_from_stalled_owner.)
 //   searching  -> working     stop_searching(): found work; the last
 //                             searcher to leave looks once more for work a
 //                             pusher left it, and passes the baton.
@@ -37,17 +35,12 @@
 
 namespace fjord::detail {
 
-namespace {
-
-// How long a thief keeps its registration after its last steal or search,
-// in fenced pops of its own deque: ski rental between a heavy fence
-// (membarrier, 2.3-5 us here) and the full fences every owner pays while a
-// thief is registered (about 5 ns a pop): 512 of its own pops, and about as
-// many of the other owners', cost about one membarrier. docs/scheduler.md,
-// "Holding a thief registration".
-constexpr std::uint32_t thief_hold_pops = 512;
-
-}  // namespace
+void pool_core::offer_pushed_work(worker& w, census_count c) noexcept {
+  w.deque.offer();
+  if (c.should_wake()) {
+    wake_one_sleeper();
+  }
+}
 
 void pool_core::become_searcher(worker& w) noexcept {
   if (!w.searching) {
@@ -56,20 +49,7 @@ void pool_core::become_searcher(worker& w) noexcept {
   }
 }
 
-void pool_core::become_thief(worker& w) noexcept {
-  if (w.deque.owner_registered()) {
-    w.deque.hold_registration(thief_hold_pops);  // still registered: renew
-    return;
-  }
-  census_.add_thief();
-  w.deque.hold_registration(thief_hold_pops);
-  // After this, every owner either sees us in the census (and fences) or has
-  // made its bottom store visible to us (docs/scheduler.md, "Owner pop").
-  heavy_fence();
-}
-
 void pool_core::stop_searching(worker& w) noexcept {
-  // A thief keeps its registration while it works (see become_thief).
   const census_count old = census_.remove_searcher();
   w.searching = false;
   // The last searcher leaving while others sleep: a pusher that saw it
@@ -114,8 +94,6 @@ bool pool_core::any_work_visible() const noexcept {
 }
 
 bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadline) noexcept {
-  // A parked thief would make every owner fence for nothing.
-  w.deque.drop_registration();
   // A worker beyond min_workers idle in its main loop leaves the pool after
   // idle_timeout (docs/scheduler.md, "Scaling").
   bool may_retire = false;

@@ -221,7 +221,7 @@ std::size_t pool_core::take_from_lanes(worker& w, job** batch) noexcept {
       continue;
     }
     // A shallow lane is split between the workers directly instead of
-    // through steals (each steal episode costs the thief a heavy fence).
+    // through steals, which take one job at a time.
     if (const std::size_t n = lane->take(batch, injection_batch, size_); n != 0) {
       w.lane_cursor = i + 1;  // the next lane goes first next time
       return n;
@@ -334,7 +334,10 @@ job* pool_core::keep_batch(worker& w, job** batch, std::size_t n) noexcept {
     pushed = true;
   }
   if (pushed) {
-    notify_local_push();
+    // Independent jobs, while we run batch[0] for as long as it takes:
+    // shared at once rather than on request.
+    w.deque.share_all();
+    notify_local_push(w);
   }
   return batch[0];
 }
@@ -353,17 +356,68 @@ job* pool_core::steal_round(worker& w) noexcept {
     if (v == w.index) {
       continue;
     }
-    work_stealing_deque& victim = workers_[v]->deque;
-    if (!victim.maybe_nonempty()) {
-      continue;
-    }
+    // Only the thieves' line of the victim's deque is read here: looking at
+    // its bottom would pull the owner's line away at every round.
     job* j = nullptr;
-    if (victim.steal(j) == work_stealing_deque::steal_result::success) {
-      w.counters.steals.bump();
-      trace_point(trace_kind::steal, static_cast<std::uint32_t>(v), trace_address(j));
-      return j;
+    switch (workers_[v]->deque.steal(j)) {
+      case work_stealing_deque::steal_result::success:
+        w.counters.steals.bump();
+        trace_point(trace_kind::steal, static_cast<std::uint32_t>(v), trace_address(j));
+        return j;
+      case work_stealing_deque::steal_result::lost_race:
+        w.counters.failed_steals.bump();
+        break;
+      case work_stealing_deque::steal_result::empty:
+        break;
     }
-    w.counters.failed_steals.bump();
+  }
+  return nullptr;
+}
+
+job* pool_core::steal_from_stalled_owner(worker& w,
+                                         std::chrono::steady_clock::time_point now) noexcept {
+  const std::size_t n = thread_count();
+  const std::size_t v = w.stall_victim;
+  if (v < n) {
+    work_stealing_deque& victim = workers_[v]->deque;
+    const bool stalled =
+        victim.maybe_nonempty() && !victim.maybe_shared() && victim.bottom_hint() == w.stall_bottom;
+    if (stalled && now - w.stall_since < stall_limit) {
+      return nullptr;  // still waiting for it to answer
+    }
+    w.stall_victim = ~std::size_t{0};
+    if (stalled) {
+      // Registered, with a heavy fence: every owner now either fences its
+      // pops or has made its bottom store visible to us (docs/scheduler.md,
+      // "Owner pop"). Deregistered at once, so that owners fence only for
+      // the length of this steal.
+      census_.add_thief();
+      heavy_fence();
+      job* j = nullptr;
+      auto r = work_stealing_deque::steal_result::lost_race;
+      for (int attempt = 0; attempt < 4 && r == work_stealing_deque::steal_result::lost_race;
+           ++attempt) {
+        r = victim.steal_private(j);
+      }
+      census_.remove_thief();
+      if (r == work_stealing_deque::steal_result::success) {
+        w.counters.steals.bump();
+        trace_point(trace_kind::steal, static_cast<std::uint32_t>(v), trace_address(j));
+        return j;
+      }
+      return nullptr;
+    }
+  }
+  // Watch the first owner (after us) that holds private jobs and shares none.
+  for (std::size_t k = 1; k < n; ++k) {
+    const std::size_t u = (w.index + k) % n;
+    const work_stealing_deque& victim = workers_[u]->deque;
+    if (victim.maybe_nonempty() && !victim.maybe_shared()) {
+      w.stall_victim = u;
+      w.stall_bottom = victim.bottom_hint();
+      w.stall_since = now;
+      break;
+    }
   }
   return nullptr;
 }
@@ -396,16 +450,6 @@ job* pool_core::steal_runnext(worker& w) noexcept {
   return nullptr;
 }
 
-bool pool_core::any_victim_has_work(const worker& w) const noexcept {
-  const std::size_t n = thread_count();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i != w.index && workers_[i]->deque.maybe_nonempty()) {
-      return true;
-    }
-  }
-  return false;
-}
-
 job* pool_core::search(worker& w, const completion_latch* until, deadline_t deadline) noexcept {
   if (job* j = take_injected(w)) {
     if (w.searching) {
@@ -423,10 +467,7 @@ job* pool_core::search(worker& w, const completion_latch* until, deadline_t dead
   trace_point(trace_kind::search_begin);
   for (std::uint32_t round = 1;; ++round) {
     job* j = nullptr;
-    // Register as a thief (a heavy fence) only when a victim shows work:
-    // a pool fed only through the injection queues never pays for it.
-    if (can_steal && (w.deque.owner_registered() || any_victim_has_work(w))) {
-      become_thief(w);
+    if (can_steal) {
       j = steal_round(w);
     }
     if (j == nullptr) {
@@ -447,6 +488,16 @@ job* pool_core::search(worker& w, const completion_latch* until, deadline_t dead
     }
     if ((round & 15) == 0) {
       const auto now = std::chrono::steady_clock::now();
+      // Before the budget check: a searcher that spins briefly and looks
+      // at the queues again (sleep() does not park while a deque holds
+      // jobs) must still come to take a stalled owner's private jobs.
+      if (can_steal) {
+        if (job* stolen = steal_from_stalled_owner(w, now)) {
+          stop_searching(w);
+          end_search(w);
+          return stolen;
+        }
+      }
       if (now - start >= spin_budget_ || now >= deadline) {
         break;
       }

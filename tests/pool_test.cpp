@@ -220,9 +220,9 @@ long fib_join(int n) {
 }
 }  // namespace
 
-// A thief keeps its registration past its steals (docs/scheduler.md,
-// "Holding a thief registration") but drops it before it sleeps: an idle
-// pool leaves no owner fencing for a thief that is gone.
+// Workers steal shared jobs without registering, and register only for one
+// steal from a stalled owner (docs/scheduler.md, "Stalled owners"): a pool
+// that stole leaves no owner fencing for a thief that is gone.
 TEST(pool, an_idle_pool_holds_no_thief_registration) {
   fjord::pool p(fjord::pool_options{.workers = 2});
   // At least 300 trees, and more until one was stolen from: on a loaded
@@ -236,6 +236,34 @@ TEST(pool, an_idle_pool_holds_no_thief_registration) {
   // dropped its registration on the way into sleep().
   EXPECT_EQ(fjord::detail::pool_access::core(p).registered_thieves(), 0u);
   EXPECT_GT(p.stats().total().steals, 0u) << "no steal happened: the test proved nothing";
+}
+
+// A job that forks children and then runs long without pushing, popping or
+// saying that it blocks (here: it waits for its own children) keeps them
+// private; another worker must still take them (docs/scheduler.md,
+// "Stalled owners"). Before that, the wait would never end.
+TEST(pool, a_stalled_owners_private_jobs_are_taken_by_another_worker) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  for (int round = 0; round < 20; ++round) {
+    const bool all_ran = p.call([] {
+      constexpr int children = 16;
+      std::atomic<int> ran{0};
+      fjord::task_group g;
+      for (int i = 0; i < children; ++i) {
+        g.run([&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
+      }
+      const auto until = std::chrono::steady_clock::now() + 20s;
+      while (ran.load(std::memory_order_relaxed) != children &&
+             std::chrono::steady_clock::now() < until) {
+      }
+      const bool ok = ran.load() == children;
+      g.wait();
+      return ok;
+    });
+    ASSERT_TRUE(all_ran) << "round " << round;
+  }
+  p.wait_idle();
+  EXPECT_EQ(fjord::detail::pool_access::core(p).registered_thieves(), 0u);
 }
 
 TEST_P(pool_on_pools, lvalue_callables_are_copied) {

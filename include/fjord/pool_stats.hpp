@@ -30,8 +30,9 @@ struct worker_stats {
   /// Jobs taken from a queue or stolen, then run (a join whose b the joiner
   /// ran itself is not counted).
   std::uint64_t jobs_run = 0;
-  std::uint64_t steals = 0;          ///< jobs taken from another worker's deque
-  std::uint64_t failed_steals = 0;   ///< steal attempts that found nothing or lost a race
+  std::uint64_t steals = 0;  ///< jobs taken from another worker's deque
+  std::uint64_t failed_steals =
+      0;  ///< steal attempts that lost a race to another thief or the owner
   std::uint64_t injected_taken = 0;  ///< jobs taken from the injection queues
   std::uint64_t parks = 0;           ///< times the worker went to sleep
   std::uint64_t wakeups = 0;         ///< times it woke up again

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <memory>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -22,13 +22,24 @@ struct test_job : job {
   test_job() noexcept : job(&noop) {}
 };
 
+// Pushers call offer() after a push while the census shows idle workers,
+// and owners answer requests in pop() only while somebody searches: these
+// tests stand for both with explicit offers and one searcher in the census.
 struct fixture {
+  fixture() {
+    fjord::detail::init_asymmetric_fences();
+    census.add_searcher();
+  }
   fjord::detail::census census;
   work_stealing_deque deque{64, census};
 };
 
+job* steal(work_stealing_deque& d) {
+  job* out = nullptr;
+  return d.steal(out) == steal_result::success ? out : nullptr;
+}
+
 TEST(work_stealing_deque, owner_pops_lifo) {
-  fjord::detail::init_asymmetric_fences();
   fixture f;
   test_job a, b, c;
   ASSERT_TRUE(f.deque.push(&a));
@@ -39,18 +50,116 @@ TEST(work_stealing_deque, owner_pops_lifo) {
   EXPECT_EQ(f.deque.pop(), &a);
   EXPECT_EQ(f.deque.pop(), nullptr);
   EXPECT_EQ(f.deque.pop(), nullptr);
+  EXPECT_FALSE(f.deque.maybe_nonempty());
 }
 
-TEST(work_stealing_deque, thief_steals_fifo) {
+TEST(work_stealing_deque, nothing_is_shared_until_an_offer) {
   fixture f;
   test_job a, b;
   f.deque.push(&a);
+  EXPECT_FALSE(f.deque.maybe_shared());
+  EXPECT_EQ(steal(f.deque), nullptr);
+  f.deque.pop();
+  f.deque.push(&a);
+  f.deque.offer();  // nothing was shared: shares a, and only a
+  EXPECT_TRUE(f.deque.maybe_shared());
   f.deque.push(&b);
-  job* out = nullptr;
-  ASSERT_EQ(f.deque.steal(out), steal_result::success);
-  EXPECT_EQ(out, &a);
+  f.deque.offer();
+  EXPECT_EQ(steal(f.deque), &a);
   EXPECT_EQ(f.deque.pop(), &b);
-  EXPECT_EQ(f.deque.steal(out), steal_result::empty);
+  EXPECT_EQ(steal(f.deque), nullptr);
+}
+
+TEST(work_stealing_deque, a_private_job_is_shared_only_when_a_thief_asks) {
+  fixture f;
+  test_job a, b, c;
+  f.deque.push(&a);
+  f.deque.offer();  // shared: nothing was
+  f.deque.push(&b);
+  f.deque.offer();  // private: a is shared and nobody asked
+  EXPECT_EQ(steal(f.deque), &a);
+  EXPECT_TRUE(f.deque.maybe_nonempty());
+  EXPECT_FALSE(f.deque.maybe_shared());
+  EXPECT_EQ(steal(f.deque), nullptr);  // nothing shared: asks
+  f.deque.push(&c);
+  f.deque.offer();  // answers: shares b (half of b, c)
+  EXPECT_EQ(steal(f.deque), &b);
+  EXPECT_EQ(f.deque.pop(), &c);
+  EXPECT_EQ(f.deque.pop(), nullptr);
+}
+
+TEST(work_stealing_deque, a_pop_answers_a_request_with_half_of_the_rest) {
+  fixture f;
+  test_job jobs[6];
+  for (auto& j : jobs) {
+    f.deque.push(&j);
+    f.deque.offer();
+  }
+  EXPECT_EQ(steal(f.deque), &jobs[0]);
+  EXPECT_EQ(steal(f.deque), nullptr);  // asks
+  EXPECT_EQ(f.deque.pop(), &jobs[5]);  // shares 2 of jobs[1..4]
+  EXPECT_EQ(steal(f.deque), &jobs[1]);
+  EXPECT_EQ(steal(f.deque), &jobs[2]);
+  EXPECT_EQ(steal(f.deque), nullptr);
+  EXPECT_EQ(f.deque.pop(), &jobs[4]);  // shares jobs[3], the last but ours
+  EXPECT_EQ(steal(f.deque), &jobs[3]);
+  EXPECT_EQ(f.deque.pop(), nullptr);
+}
+
+TEST(work_stealing_deque, the_owner_takes_shared_jobs_back_newest_first) {
+  fixture f;
+  test_job jobs[5];
+  for (auto& j : jobs) {
+    f.deque.push(&j);
+  }
+  f.deque.share_all();
+  for (int i = 4; i >= 0; --i) {
+    EXPECT_EQ(f.deque.pop(), &jobs[i]) << i;
+  }
+  EXPECT_EQ(f.deque.pop(), nullptr);
+  EXPECT_EQ(steal(f.deque), nullptr);
+}
+
+TEST(work_stealing_deque, share_all_hands_every_job_to_thieves_oldest_first) {
+  fixture f;
+  test_job jobs[4];
+  for (auto& j : jobs) {
+    f.deque.push(&j);
+  }
+  f.deque.share_all();
+  for (auto& j : jobs) {
+    EXPECT_EQ(steal(f.deque), &j);
+  }
+  EXPECT_EQ(f.deque.pop(), nullptr);
+}
+
+TEST(work_stealing_deque, a_registered_thief_takes_private_jobs) {
+  fixture f;
+  test_job a, b, c;
+  f.deque.push(&a);
+  f.deque.offer();
+  f.deque.push(&b);
+  f.deque.push(&c);
+  EXPECT_EQ(steal(f.deque), &a);
+  EXPECT_EQ(steal(f.deque), nullptr);  // b and c are private
+  f.census.add_thief();
+  heavy_fence();
+  job* out = nullptr;
+  ASSERT_EQ(f.deque.steal_private(out), steal_result::success);
+  EXPECT_EQ(out, &b);
+  // The owner fences while the thief is registered, and races it for the
+  // last job with a CAS.
+  EXPECT_EQ(f.deque.pop(), &c);
+  EXPECT_EQ(f.deque.steal_private(out), steal_result::empty);
+  f.census.remove_thief();
+  EXPECT_EQ(f.deque.pop(), nullptr);
+  // Top passed the split; the deque still works from there.
+  test_job d, e;
+  f.deque.push(&d);
+  f.deque.offer();
+  f.deque.push(&e);
+  EXPECT_EQ(steal(f.deque), &d);
+  EXPECT_EQ(f.deque.pop(), &e);
 }
 
 TEST(work_stealing_deque, refuses_push_when_full_and_recovers) {
@@ -58,103 +167,80 @@ TEST(work_stealing_deque, refuses_push_when_full_and_recovers) {
   std::vector<test_job> jobs(65);
   for (int i = 0; i < 64; ++i) {
     ASSERT_TRUE(f.deque.push(&jobs[i])) << i;
+    f.deque.offer();
   }
   EXPECT_FALSE(f.deque.push(&jobs[64]));
-  job* out = nullptr;
-  ASSERT_EQ(f.deque.steal(out), steal_result::success);
-  EXPECT_EQ(out, &jobs[0]);
+  EXPECT_EQ(f.deque.size_hint(), 64u);
+  EXPECT_EQ(steal(f.deque), &jobs[0]);
   EXPECT_TRUE(f.deque.push(&jobs[64]));
   EXPECT_EQ(f.deque.pop(), &jobs[64]);
 }
 
-TEST(work_stealing_deque, wraps_around_many_times) {
-  fixture f;
-  test_job a;
-  for (int i = 0; i < 10000; ++i) {
-    ASSERT_TRUE(f.deque.push(&a));
-    if (i % 2 == 0) {
-      ASSERT_EQ(f.deque.pop(), &a);
-    } else {
-      job* out = nullptr;
-      ASSERT_EQ(f.deque.steal(out), steal_result::success);
+TEST(work_stealing_deque, wraps_around_the_ring_and_the_index_range) {
+  for (const std::uint32_t first : {std::uint32_t{0}, std::uint32_t{0xFFFFFF00u}}) {
+    fjord::detail::init_asymmetric_fences();
+    fjord::detail::census census;
+    work_stealing_deque deque(64, census, first);
+    test_job a, b;
+    for (int i = 0; i < 10000; ++i) {
+      ASSERT_TRUE(deque.push(&a));
+      deque.offer();
+      ASSERT_TRUE(deque.push(&b));
+      if (i % 2 == 0) {
+        ASSERT_EQ(deque.pop(), &b);
+        ASSERT_EQ(deque.pop(), &a);
+      } else {
+        ASSERT_EQ(steal(deque), &a) << i;
+        ASSERT_EQ(deque.pop(), &b);
+      }
     }
+    EXPECT_FALSE(deque.maybe_nonempty());
+    EXPECT_EQ(deque.size_hint(), 0u);
   }
-  EXPECT_FALSE(f.deque.maybe_nonempty());
 }
 
-TEST(work_stealing_deque, a_held_registration_lapses_after_its_fenced_pops) {
-  fixture f;
-  test_job jobs[5];
-  for (auto& j : jobs) {
-    ASSERT_TRUE(f.deque.push(&j));
-  }
-  f.census.add_thief();  // the owner registers, as become_thief does
-  f.deque.hold_registration(3);
-  EXPECT_TRUE(f.deque.owner_registered());
-  // Every pop fences while a thief (the owner itself) is registered, and the
-  // third one ends the hold and the registration.
-  EXPECT_EQ(f.deque.pop(), &jobs[4]);
-  EXPECT_EQ(f.deque.pop(), &jobs[3]);
-  EXPECT_TRUE(f.deque.owner_registered());
-  EXPECT_EQ(f.census.load(std::memory_order_relaxed).thieves(), 1u);
-  EXPECT_EQ(f.deque.pop(), &jobs[2]);
-  EXPECT_FALSE(f.deque.owner_registered());
-  EXPECT_EQ(f.census.load(std::memory_order_relaxed).thieves(), 0u);
-  // Without a registered thief the next pops skip the fence and count nothing.
-  EXPECT_EQ(f.deque.pop(), &jobs[1]);
-  EXPECT_EQ(f.census.load(std::memory_order_relaxed).thieves(), 0u);
-  EXPECT_EQ(f.deque.pop(), &jobs[0]);
-}
-
-TEST(work_stealing_deque, dropping_a_held_registration_deregisters_once) {
-  fixture f;
-  f.census.add_thief();
-  f.deque.hold_registration(100);
-  f.deque.drop_registration();
-  EXPECT_FALSE(f.deque.owner_registered());
-  EXPECT_EQ(f.census.load(std::memory_order_relaxed).thieves(), 0u);
-  f.deque.drop_registration();  // not registered: nothing to give back
-  EXPECT_EQ(f.census.load(std::memory_order_relaxed).thieves(), 0u);
-}
-
-// Owner pushes and pops while registered thieves steal: every job is taken
-// exactly once. Run with asymmetric and with symmetric fences. With
-// owner_holds, the owner also registers as a thief now and then with a short
-// hold, so that registrations lapse inside its own pops, mid-race.
-void hammer(int thieves, int rounds, bool owner_holds = false) {
+// The owner pushes and pops in random bursts (and now and then shares all)
+// while thieves steal shared jobs and, now and then, register and take
+// private ones: every job is taken exactly once. first_index near 2^32 runs
+// the race across the wrap of the indices.
+void hammer(int thieves, int total, std::uint32_t first_index = 0) {
   fjord::detail::init_asymmetric_fences();
   fjord::detail::census census;
-  work_stealing_deque deque(256, census);
-  const int total = rounds;
+  census.add_searcher();  // so that pops answer requests
+  work_stealing_deque deque(256, census, first_index);
   std::vector<test_job> jobs(static_cast<std::size_t>(total));
   std::vector<std::atomic<int>> taken(static_cast<std::size_t>(total));
   std::atomic<bool> done{false};
-  std::atomic<int> registered{0};
+  std::atomic<int> started{0};
   auto index_of = [&](job* j) {
     return static_cast<std::size_t>(static_cast<test_job*>(j) - jobs.data());
   };
 
   std::vector<std::thread> pool;
   for (int t = 0; t < thieves; ++t) {
-    pool.emplace_back([&] {
-      // Register on and off, as searching workers do.
+    pool.emplace_back([&, t] {
+      started.fetch_add(1);
+      std::uint32_t rng = 777u + static_cast<std::uint32_t>(t);
       while (!done.load(std::memory_order_acquire)) {
-        census.add_searcher();
-        census.add_thief();
-        heavy_fence();
-        registered.fetch_add(1);
-        for (int k = 0; k < 200; ++k) {
-          job* out = nullptr;
-          if (deque.steal(out) == steal_result::success) {
-            taken[index_of(out)].fetch_add(1, std::memory_order_relaxed);
+        rng = rng * 1664525u + 1013904223u;
+        job* out = nullptr;
+        if ((rng >> 26) == 0) {
+          // A stalled-owner steal: registered, with a heavy fence.
+          census.add_thief();
+          heavy_fence();
+          for (int k = 0; k < 8; ++k) {
+            if (deque.steal_private(out) == steal_result::success) {
+              taken[index_of(out)].fetch_add(1, std::memory_order_relaxed);
+            }
           }
+          census.remove_thief();
+        } else if (deque.steal(out) == steal_result::success) {
+          taken[index_of(out)].fetch_add(1, std::memory_order_relaxed);
         }
-        census.remove_searcher();
-        census.remove_thief();
       }
     });
   }
-  while (registered.load() == 0) {
+  while (started.load() != thieves) {
     std::this_thread::yield();
   }
   int next = 0;
@@ -166,12 +252,13 @@ void hammer(int thieves, int rounds, bool owner_holds = false) {
       if (!deque.push(&jobs[static_cast<std::size_t>(next)])) {
         break;
       }
+      if ((rng & 0x1000) != 0) {
+        deque.offer();
+      }
       ++next;
     }
-    if (owner_holds && !deque.owner_registered() && (rng & 0xF0) == 0) {
-      census.add_thief();
-      heavy_fence();
-      deque.hold_registration(1 + ((rng >> 8) & 7));
+    if ((rng & 0x3F0) == 0) {
+      deque.share_all();
     }
     const int pops = static_cast<int>((rng >> 24) & 7);
     for (int k = 0; k < pops; ++k) {
@@ -187,8 +274,8 @@ void hammer(int thieves, int rounds, bool owner_holds = false) {
   for (auto& t : pool) {
     t.join();
   }
-  deque.drop_registration();
   EXPECT_EQ(census.load(std::memory_order_relaxed).thieves(), 0u);
+  EXPECT_FALSE(deque.maybe_nonempty());
   for (int i = 0; i < total; ++i) {
     ASSERT_EQ(taken[static_cast<std::size_t>(i)].load(), 1) << "job " << i;
   }
@@ -200,8 +287,8 @@ TEST(work_stealing_deque, stress_exactly_once_one_thief) {
 TEST(work_stealing_deque, stress_exactly_once_three_thieves) {
   hammer(3, 200000);
 }
-TEST(work_stealing_deque, stress_exactly_once_while_the_owner_holds_registrations) {
-  hammer(2, 200000, /*owner_holds=*/true);
+TEST(work_stealing_deque, stress_exactly_once_across_the_index_wrap) {
+  hammer(2, 200000, 0xFFFF0000u);
 }
 
 }  // namespace

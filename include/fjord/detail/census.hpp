@@ -13,7 +13,8 @@ class census_count {
  public:
   explicit census_count(std::uint64_t word) noexcept : word_(word) {}
 
-  // Workers registered to steal: deque owners fence while any exist.
+  // Workers registered to take private jobs: deque owners fence while any
+  // exist.
   std::uint32_t thieves() const noexcept { return static_cast<std::uint32_t>(word_ & 0xFFFFu); }
   // Workers looking for work: a pusher wakes nobody while any exist, since
   // one of them will find its job.
@@ -27,6 +28,9 @@ class census_count {
   // new work instead?
   // (On the bits directly: one test instruction each on the push path.)
   bool should_wake() const noexcept { return (word_ & searcher_bits) == 0 && (word_ >> 32) != 0; }
+  // Is any worker searching or asleep, so that a job pushed now may be
+  // taken by another (the pusher shares it)?
+  bool anyone_idle() const noexcept { return (word_ & ~std::uint64_t{0xFFFFu}) != 0; }
 
  private:
   static constexpr std::uint64_t searcher_bits = std::uint64_t{0xFFFFu} << 16;
@@ -57,9 +61,9 @@ class census {
     FJORD_ASSERT(old.searchers() < max_threads, "census: searcher count overflows");
   }
 
-  // A thief registers (then fences heavily) before its first steal and
-  // deregisters after its last; in between it may stop searching and work
-  // (docs/scheduler.md, "Holding a thief registration").
+  // A thief registers (then fences heavily) before it takes a stalled
+  // owner's private job and deregisters right after (docs/scheduler.md,
+  // "Stalled owners").
   void add_thief() noexcept {
     const census_count old(word_.fetch_add(thief_one, std::memory_order_seq_cst));
     FJORD_ASSERT(old.thieves() < max_threads, "census: thief count overflows");

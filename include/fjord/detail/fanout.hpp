@@ -198,7 +198,7 @@ class fanout {
       hi = mid;
     }
     if (pushed) {
-      w.pool->notify_local_push();
+      w.pool->notify_local_push(w);
     }
     return runner(lo);
   }

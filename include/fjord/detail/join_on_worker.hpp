@@ -70,7 +70,7 @@ FJORD_ALWAYS_INLINE auto join_on_worker(worker& w, FA& a, FB& b)
     jb.result.run(b);
     return join_finish(*w.pool, ra, jb.result);
   }
-  w.pool->notify_local_push();
+  w.pool->notify_local_push(w);
   ra.run(a);
   job* j = nullptr;
   while ((j = w.deque.pop()) != &jb) {

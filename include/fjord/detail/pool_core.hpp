@@ -79,16 +79,19 @@ class pool_core {
   std::uint64_t id() const noexcept { return id_; }
   const std::string& name() const noexcept { return name_; }
 
-  // After a worker pushed onto its own deque: wake a sleeper if there is one
-  // and nobody is searching. No fence: a sleeper registers with a heavy fence
-  // (docs/scheduler.md, "Push and sleep"). A missed wake-up here can only
-  // delay parallelism, never progress: the pusher pops its own job.
-  FJORD_ALWAYS_INLINE void notify_local_push() noexcept {
+  // After worker w pushed onto its own deque: if any worker searches or
+  // sleeps, share a job with them (work_stealing_deque::offer), and wake a
+  // sleeper if nobody is searching. No fence: a sleeper registers with a
+  // heavy fence (docs/scheduler.md, "Push and sleep"). A missed wake-up here
+  // can only delay parallelism, never progress: the pusher pops its own job.
+  FJORD_ALWAYS_INLINE void notify_local_push(worker& w) noexcept {
     light_fence();
-    if (census_.load(std::memory_order_relaxed).should_wake()) [[unlikely]] {
-      wake_one_sleeper();
+    const census_count c = census_.load(std::memory_order_relaxed);
+    if (c.anyone_idle()) [[unlikely]] {
+      offer_pushed_work(w, c);
     }
   }
+  void offer_pushed_work(worker& w, census_count c) noexcept;
 
   // Puts a job where it runs soonest: the calling worker's own deque (no
   // fence), else the injection path. Throws like inject().
@@ -96,7 +99,7 @@ class pool_core {
     worker* w = current_worker_of(this);
     if (w != nullptr && w->deque.push(j)) {
       trace_point(trace_kind::fork, 0, trace_address(j));
-      notify_local_push();
+      notify_local_push(*w);
       return;
     }
     inject(j, j, 1);
@@ -528,14 +531,20 @@ class pool_core {
   job* keep_batch(worker& w, job** batch, std::size_t n) noexcept;
   std::size_t take_from_lanes(worker& w, job** batch) noexcept;
   static std::size_t take_from_queue(shard& s, job** batch) noexcept;
+  // One steal attempt on each other worker's shared jobs (no fence, no
+  // registration), asking owners with nothing shared to share.
   job* steal_round(worker& w) noexcept;
+  // After an owner has kept private jobs, sharing none and neither pushing
+  // nor popping, for stall_limit: registers as a thief (a heavy fence),
+  // takes its oldest private job, deregisters (docs/scheduler.md, "Stalled
+  // owners").
+  job* steal_from_stalled_owner(worker& w, std::chrono::steady_clock::time_point now) noexcept;
+  static constexpr std::chrono::microseconds stall_limit{10};
   job* search(worker& w, const completion_latch* until, deadline_t deadline) noexcept;
   void become_searcher(worker& w) noexcept;
-  void become_thief(worker& w) noexcept;
   void stop_searching(worker& w) noexcept;
   // search()'s way out: the searching time and trace event.
   static void end_search(worker& w) noexcept;
-  bool any_victim_has_work(const worker& w) const noexcept;
   // A coroutine that has sat in another worker's runnext slot for at least
   // runnext_grace ticks (its owner is running something long), or nullptr.
   job* steal_runnext(worker& w) noexcept;

@@ -14,25 +14,43 @@
 
 namespace fjord::detail {
 
-// A bounded Chase-Lev work-stealing deque (Chase and Lev, SPAA 2005) with the
-// C11 orderings of Le, Pop, Cohen and Zappa Nardelli (PPoPP 2013), except
-// that the owner's store-load fence in pop() is made asymmetric (see
-// asymmetric_fence.hpp and docs/scheduler.md): while no thief is registered
-// in `census`, pop() executes no fence and no read-modify-write unless it
-// races for the very last element.
+// A bounded work-stealing deque split in two (docs/scheduler.md, "The split
+// deque"): the oldest jobs, [top, split), are shared, and any thief takes
+// them with one CAS on the {top, split} word and no fence; the newest,
+// [split, bottom), are the owner's, which it pushes and pops with plain
+// loads and stores. The split follows Lace (van Dijk and van de Pol,
+// "Lace: non-blocking split deque for work-stealing", Euro-Par 2014
+// workshops): a thief that finds nothing shared raises a request flag, and
+// the owner moves the split up at its next push or pop; the first push onto
+// a deque with nothing shared is shared at once. Over that, a thief
+// registered in `census` (a census increment, then heavy_fence()) may take
+// private jobs too, with the Chase-Lev steal (Chase and Lev, SPAA 2005;
+// orderings of Le, Pop, Cohen and Zappa Nardelli, PPoPP 2013), and the owner
+// fences its pops only while such a thief exists (asymmetric_fence.hpp and
+// "Owner pop" in docs/scheduler.md). Workers register only when an owner
+// leaves a request unanswered (a long job, a blocked thread), so the owner's
+// pops stay fence-free while other workers steal.
 //
-// Thieves must be registered (census incremented, then heavy_fence()) for the
-// whole time they may call steal(). The capacity is fixed: push() returns false
-// when full and the caller runs or re-routes the job; nesting deeper than the
-// capacity would overflow the C++ stack long before.
+// Indices are 32-bit and wrap; only their differences are compared. top only
+// grows, and split is never lowered to top or below, which is what makes a
+// thief's CAS on {top, split} free of ABA (see steal()). The capacity is fixed:
+// push() returns false when full and the caller runs or re-routes the job.
 class work_stealing_deque {
  public:
-  // census: where thieves register (its thieves() count), the owner too.
-  work_stealing_deque(std::size_t capacity, census& thieves)
-      : mask_(static_cast<std::int64_t>(capacity) - 1),
+  // census: where registered thieves are counted. first_index: where the
+  // indices start (tests start them just before they wrap).
+  work_stealing_deque(std::size_t capacity, census& thieves, std::uint32_t first_index = 0)
+      : bottom_(first_index),
+        split_(first_index),
+        top_cache_(first_index),
+        mask_(static_cast<std::uint32_t>(capacity - 1)),
         census_(&thieves),
         // calloc: untouched pages of a large array are never committed.
-        slots_(static_cast<job**>(std::calloc(capacity, sizeof(job*)))) {
+        slots_(static_cast<job**>(std::calloc(capacity, sizeof(job*)))),
+        ends_(pack(first_index, first_index)) {
+    FJORD_ASSERT(
+        capacity >= 2 && capacity <= (std::size_t{1} << 30) && (capacity & (capacity - 1)) == 0,
+        "work_stealing_deque: capacity must be a power of two in [2, 2^30]");
     if (slots_ == nullptr) {
       throw std::bad_alloc();
     }
@@ -41,14 +59,16 @@ class work_stealing_deque {
   work_stealing_deque(const work_stealing_deque&) = delete;
   work_stealing_deque& operator=(const work_stealing_deque&) = delete;
 
-  // Owner only. Plain stores: the slot, then bottom with release (a plain mov
-  // on x86), which publishes the job's contents to any thief that reads this
-  // or a later bottom with acquire. Every store of bottom is a release for
-  // that reason (C++20 release sequences exclude later plain stores).
+  // Owner only. The slot, then bottom with release (a plain mov on x86),
+  // which publishes the job to a registered thief that reads this or a later
+  // bottom with acquire (every store of bottom is a release for that reason:
+  // C++20 release sequences exclude later plain stores). Unregistered thieves
+  // see the job only once a share() CAS, a release, moves split past it:
+  // the pusher calls offer() when the census shows idle workers.
   FJORD_ALWAYS_INLINE bool push(job* j) noexcept {
-    const std::int64_t b = bottom_.load(std::memory_order_relaxed);
+    const std::uint32_t b = bottom_.load(std::memory_order_relaxed);
     if (b - top_cache_ > mask_) [[unlikely]] {
-      top_cache_ = top_.load(std::memory_order_acquire);
+      top_cache_ = top_of(ends_.load(std::memory_order_acquire));
       if (b - top_cache_ > mask_) {
         return false;
       }
@@ -58,127 +78,248 @@ class work_stealing_deque {
     return true;
   }
 
-  // Owner only. Returns the newest job, or nullptr when empty.
-  FJORD_ALWAYS_INLINE job* pop() noexcept {
-    const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
-    bottom_.store(b, std::memory_order_release);
-    // Le et al. put a seq_cst fence here so that a thief cannot read the old
-    // bottom while we read an old top. With no registered thief, any thief
-    // that registers later does so with a heavy fence, which either makes our
-    // bottom store visible to it or makes its census increment visible to the
-    // census load below (docs/scheduler.md, "Owner pop").
-    if (asymmetric_fences_enabled.load(std::memory_order_relaxed)) [[likely]] {
-      std::atomic_signal_fence(std::memory_order_seq_cst);
-      // acquire pairs with a thief's release deregistration, so its last CAS
-      // on top is visible to our top load below (matters on ARM).
-      if (census_->load(std::memory_order_acquire).thieves() != 0) {
-        full_fence();
-        if (hold_ != 0) [[unlikely]] {
-          count_held_pop();
-        }
-      }
-    } else {
-      full_fence();
-      if (hold_ != 0) [[unlikely]] {
-        count_held_pop();
-      }
+  // Owner only, after a push while other workers search or sleep: shares a
+  // job if none is shared (the first push after a steal, or onto an empty
+  // deque, is shared at once, Lace's "all stolen" case) or half of the
+  // private ones if a thief asked. Relaxed: a stale top only delays a share
+  // to the next push or pop.
+  void offer() noexcept {
+    const std::uint64_t e = ends_.load(std::memory_order_relaxed);
+    if (!before(top_of(e), split_) || share_requested_.load(std::memory_order_relaxed)) {
+      share(e, bottom_.load(std::memory_order_relaxed));
     }
-    std::int64_t t = top_.load(std::memory_order_relaxed);
-    if (t < b) [[likely]] {
-      return slot(b).load(std::memory_order_relaxed);
-    }
-    job* j = nullptr;
-    if (t == b) {
-      // The last element: race the thieves for it with a CAS on top.
-      j = slot(b).load(std::memory_order_relaxed);
-      if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
-                                        std::memory_order_relaxed)) {
-        j = nullptr;
-      }
-      // Won or lost, top is now b + 1 (a failed CAS rewrote t with the
-      // thief's value, so t + 1 would run ahead of the real top).
-      top_cache_ = b + 1;
-    }
-    bottom_.store(b + 1, std::memory_order_release);
-    return j;
   }
 
-  // The owner's own registration as a thief of other deques. A worker keeps
-  // it past a steal, while it works, for at most `fenced_pops` more fenced
-  // pops of this deque (each search or steal renews it), so that steals
-  // that come often pay for one heavy fence, not one each; it is dropped
-  // before the owner sleeps or blocks (docs/scheduler.md, "Holding a thief
-  // registration"). Owner only; the census update is the caller's.
-  bool owner_registered() const noexcept { return hold_ != 0; }
-  void hold_registration(std::uint32_t fenced_pops) noexcept {
-    FJORD_ASSERT(fenced_pops != 0, "hold_registration: a hold of zero pops is no hold");
-    hold_ = fenced_pops;
-  }
-  void drop_registration() noexcept {
-    if (hold_ != 0) {
-      hold_ = 0;
-      census_->remove_thief();
+  // Owner only. Returns the newest job, or nullptr when empty.
+  FJORD_ALWAYS_INLINE job* pop() noexcept {
+    const std::uint32_t b = bottom_.load(std::memory_order_relaxed) - 1;
+    bottom_.store(b, std::memory_order_release);
+    // Only a registered thief takes private jobs. With none registered, any
+    // thief that registers later does so with a heavy fence, which either
+    // makes our bottom store visible to it (so it never takes slot b) or
+    // makes its census increment visible to the load below.
+    // acquire pairs with a thief's release deregistration, so its last CAS
+    // on top is visible to our top load below (matters on ARM).
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    const census_count c = census_->load(std::memory_order_acquire);
+    const bool fenced =
+        c.thieves() != 0 || !asymmetric_fences_enabled.load(std::memory_order_relaxed);
+    if (fenced) [[unlikely]] {
+      full_fence();  // Le et al.: our bottom store before our top load
     }
+    const std::uint64_t e = ends_.load(std::memory_order_relaxed);
+    const std::uint32_t t = top_of(e);
+    if (!before(b, split_) && before(t, b)) [[likely]] {
+      // Private, and not the last job: no thief can take it. An unregistered
+      // thief takes only below split; a registered one only below the bottom
+      // it reads, which is b or less (the fence, or the lemma above). A
+      // request counts only while somebody searches (a stale one waits).
+      if (c.searchers() != 0 && share_requested_.load(std::memory_order_relaxed)) [[unlikely]] {
+        share(e, b);
+      }
+      return slot(b).load(std::memory_order_relaxed);
+    }
+    return pop_slow(b, e, fenced);
+  }
+
+  // Owner only: shares every private job (before the owner blocks, or
+  // leaves jobs it will not pop soon).
+  void share_all() noexcept {
+    const std::uint32_t b = bottom_.load(std::memory_order_relaxed);
+    std::uint64_t e = ends_.load(std::memory_order_relaxed);
+    while (before(split_, b)) {
+      // split only grows here, so never to top or below; release publishes
+      // the slots below the new split.
+      if (ends_.compare_exchange_weak(e, pack(top_of(e), b), std::memory_order_release,
+                                      std::memory_order_relaxed)) {
+        split_ = b;
+      }
+    }
+    share_requested_.store(false, std::memory_order_relaxed);
   }
 
   enum class steal_result { success, empty, lost_race };
 
-  // Any registered thief. On success, *out holds the oldest job.
+  // Any thread. Takes the oldest shared job; never a private one. When
+  // nothing is shared, asks the owner to share (a hint; see push and pop).
   steal_result steal(job*& out) noexcept {
-    std::int64_t t = top_.load(std::memory_order_acquire);
-    full_fence();  // Orders the top load before the bottom load (Le et al.).
-    const std::int64_t b = bottom_.load(std::memory_order_acquire);
-    if (t >= b) {
+    // acquire: reads the word from the owner's share() CAS that moved split
+    // past slot t, or from a later RMW in its release sequence (every change
+    // of the word is an RMW), so slot t's job is visible.
+    std::uint64_t e = ends_.load(std::memory_order_acquire);
+    const std::uint32_t t = top_of(e);
+    if (!before(t, split_of(e))) {
+      if (!share_requested_.load(std::memory_order_relaxed)) {
+        share_requested_.store(true, std::memory_order_relaxed);
+      }
       return steal_result::empty;
     }
-    // The slot cannot be overwritten before our CAS decides: push() refuses
-    // to wrap onto an index that top has not yet passed.
+    // No ABA: the word can be {t, s} again later only with top still t
+    // (top only grows), and while top is t the owner never takes slot t
+    // privately (split stays above top) nor overwrites it (push refuses to
+    // wrap onto an index top has not passed). So if the CAS succeeds, j is
+    // the job that is still at t.
     job* j = slot(t).load(std::memory_order_relaxed);
-    if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
-                                      std::memory_order_relaxed)) {
+    if (!ends_.compare_exchange_strong(e, pack(t + 1, split_of(e)), std::memory_order_seq_cst,
+                                       std::memory_order_relaxed)) {
       return steal_result::lost_race;
     }
     out = j;
     return steal_result::success;
   }
 
-  // A racy emptiness hint for idle workers deciding whether to look closer.
-  bool maybe_nonempty() const noexcept {
-    return top_.load(std::memory_order_relaxed) < bottom_.load(std::memory_order_relaxed);
+  // A registered thief only (census thief count held, and heavy_fence()
+  // called after registering): takes the oldest job, shared or private, as
+  // Le et al.'s steal. Leaves split where it is, so top may pass it.
+  steal_result steal_private(job*& out) noexcept {
+    std::uint64_t e = ends_.load(std::memory_order_acquire);
+    full_fence();  // Orders the top load before the bottom load (Le et al.).
+    const std::uint32_t b = bottom_.load(std::memory_order_acquire);
+    const std::uint32_t t = top_of(e);
+    if (!before(t, b)) {
+      return steal_result::empty;
+    }
+    job* j = slot(t).load(std::memory_order_relaxed);
+    if (!ends_.compare_exchange_strong(e, pack(t + 1, split_of(e)), std::memory_order_seq_cst,
+                                       std::memory_order_relaxed)) {
+      return steal_result::lost_race;
+    }
+    out = j;
+    return steal_result::success;
   }
+
+  // Racy hints for searchers: any job at all, and any shared job.
+  bool maybe_nonempty() const noexcept {
+    return before(top_of(ends_.load(std::memory_order_relaxed)),
+                  bottom_.load(std::memory_order_relaxed));
+  }
+  bool maybe_shared() const noexcept {
+    const std::uint64_t e = ends_.load(std::memory_order_relaxed);
+    return before(top_of(e), split_of(e));
+  }
+  // Racy snapshot of bottom, for a searcher to tell whether an owner with
+  // private jobs is still pushing and popping.
+  std::uint32_t bottom_hint() const noexcept { return bottom_.load(std::memory_order_relaxed); }
 
   // Jobs on the deque, as a racy snapshot for statistics.
   std::size_t size_hint() const noexcept {
-    const std::int64_t n =
-        bottom_.load(std::memory_order_relaxed) - top_.load(std::memory_order_relaxed);
+    const auto n = static_cast<std::int32_t>(bottom_.load(std::memory_order_relaxed) -
+                                             top_of(ends_.load(std::memory_order_relaxed)));
     return n > 0 ? static_cast<std::size_t>(n) : 0;
   }
 
  private:
-  // The held registration's countdown; the last fenced pop deregisters
-  // (this pop has fenced already, so it needs no registration of its own).
-  FJORD_NOINLINE void count_held_pop() noexcept {
-    if (--hold_ == 0) {
-      census_->remove_thief();
+  static std::uint32_t top_of(std::uint64_t e) noexcept { return static_cast<std::uint32_t>(e); }
+  static std::uint32_t split_of(std::uint64_t e) noexcept {
+    return static_cast<std::uint32_t>(e >> 32);
+  }
+  static std::uint64_t pack(std::uint32_t top, std::uint32_t split) noexcept {
+    return (std::uint64_t{split} << 32) | top;
+  }
+  // a < b for wrapping indices less than 2^31 apart.
+  static bool before(std::uint32_t a, std::uint32_t b) noexcept {
+    return static_cast<std::int32_t>(a - b) < 0;
+  }
+
+  // Owner: moves split up to share private jobs below `limit` (the bottom
+  // the caller keeps for itself): one job when nothing is shared, half of
+  // them when a thief asked. The request is cleared once answered; one
+  // raised meanwhile is raised again by its thief's next look.
+  FJORD_NOINLINE void share(std::uint64_t e, std::uint32_t limit) noexcept {
+    while (true) {
+      const std::uint32_t t = top_of(e);
+      // A registered thief may have taken private jobs: they start at top.
+      const std::uint32_t base = before(split_, t) ? t : split_;
+      if (!before(base, limit)) {
+        return;  // nothing private to share; a request stays for later
+      }
+      const bool requested = share_requested_.load(std::memory_order_relaxed);
+      if (!requested && before(t, split_)) {
+        return;  // something is shared already and nobody asked for more
+      }
+      const std::uint32_t count = limit - base;
+      const std::uint32_t n = requested && count > 1 ? count / 2 : 1;
+      // Release: publishes slots [base, base + n) to thieves that acquire
+      // the word. The new split is above top, as the ABA argument needs.
+      if (ends_.compare_exchange_weak(e, pack(t, base + n), std::memory_order_release,
+                                      std::memory_order_relaxed)) {
+        split_ = base + n;
+        if (requested) {
+          share_requested_.store(false, std::memory_order_relaxed);
+        }
+        return;
+      }
     }
   }
+
+  // Owner: the pop of the last private job, or of a shared one, or of
+  // nothing; b is bottom - 1, already stored.
+  FJORD_NOINLINE job* pop_slow(std::uint32_t b, std::uint64_t e, bool fenced) noexcept {
+    while (true) {
+      const std::uint32_t t = top_of(e);
+      if (before(b, t)) {
+        // Empty: thieves took everything (top is b + 1).
+        bottom_.store(b + 1, std::memory_order_release);
+        return nullptr;
+      }
+      if (!before(b, split_)) {
+        // Private, and the last job (t == b, the private part starting at
+        // top). Unfenced, no registered thief can race us for it (see pop);
+        // fenced, one may, and the CAS decides, as in Le et al.
+        if (!fenced) {
+          return slot(b).load(std::memory_order_relaxed);
+        }
+        job* j = slot(b).load(std::memory_order_relaxed);
+        if (ends_.compare_exchange_strong(e, pack(t + 1, t + 1), std::memory_order_seq_cst,
+                                          std::memory_order_relaxed)) {
+          split_ = t + 1;
+        } else {
+          j = nullptr;  // a registered thief took it: top is b + 1 now
+        }
+        bottom_.store(b + 1, std::memory_order_release);
+        return j;
+      }
+      // Slot b is shared (b == split - 1): take it back with a CAS against
+      // the thieves. When it is the only shared job, by moving top past it
+      // as a thief would; otherwise by lowering split to the middle of the
+      // shared part (Lace), so that the older half stays shared and split
+      // stays above top.
+      job* j = slot(b).load(std::memory_order_relaxed);
+      if (t == b) {
+        if (ends_.compare_exchange_strong(e, pack(t + 1, t + 1), std::memory_order_seq_cst,
+                                          std::memory_order_relaxed)) {
+          split_ = t + 1;
+          bottom_.store(b + 1, std::memory_order_release);
+          return j;
+        }
+        continue;  // e reloaded: a thief took it, or the word moved
+      }
+      const std::uint32_t middle = t + (split_ - t) / 2;
+      if (ends_.compare_exchange_strong(e, pack(t, middle), std::memory_order_seq_cst,
+                                        std::memory_order_relaxed)) {
+        split_ = middle;
+        return j;
+      }
+    }
+  }
+
   // The slots are plain job* (calloc'd, implicit lifetime) accessed only
   // through atomic_ref.
-  std::atomic_ref<job*> slot(std::int64_t i) noexcept {
+  std::atomic_ref<job*> slot(std::uint32_t i) noexcept {
     return std::atomic_ref<job*>(slots_[i & mask_]);
   }
 
   // Owner-side line.
-  alignas(false_sharing_range) std::atomic<std::int64_t> bottom_{0};
-  std::int64_t top_cache_ = 0;  // owner's last view of top; only ever behind
-  std::int64_t mask_;
+  alignas(false_sharing_range) std::atomic<std::uint32_t> bottom_;
+  std::uint32_t split_;      // the split as the owner set it (only it sets split)
+  std::uint32_t top_cache_;  // owner's last view of top; only ever behind
+  std::uint32_t mask_;
   census* census_;
-  // Fenced pops left before the owner's thief registration lapses; 0 when
-  // the owner is not registered. Owner only.
-  std::uint32_t hold_ = 0;
   job** slots_;
-  // Thief-side line.
-  alignas(false_sharing_range) std::atomic<std::int64_t> top_{0};
+  // Thief-side line: top and split in one word, and the request flag the
+  // owner reads beside it.
+  alignas(false_sharing_range) std::atomic<std::uint64_t> ends_;
+  std::atomic<bool> share_requested_{false};
 };
 
 }  // namespace fjord::detail

@@ -142,6 +142,12 @@ struct alignas(false_sharing_range) worker {
   std::size_t lane_cursor = 0;       // the submission lane take_injected tries first
   std::uint32_t fair_turns = 0;      // take_injected_fairly calls (low goes first every fourth)
   std::uint32_t blocking_depth = 0;  // nested blocking sections (begin_blocking)
+  // An owner whose private jobs this worker waits for it to share, as seen
+  // first (pool_core::steal_from_stalled_owner); kept across searches, so
+  // that a worker that keeps searching and sleeping still sees the stall.
+  std::size_t stall_victim = ~std::size_t{0};
+  std::uint32_t stall_bottom = 0;
+  std::chrono::steady_clock::time_point stall_since;
   // Frames below this address are in the deeper half of the thread's
   // stack, where waits block instead of running other jobs on top
   // (pool_core::may_run_jobs_on_this_stack). 0 until the thread starts.

@@ -815,7 +815,8 @@ void pool_core::resume_waiting(job* j) noexcept {
   note_wake(j);
   if (w != nullptr) {
     // Into the runnext slot; the coroutine it held (if any) goes to the
-    // deque, where thieves may take it at once. The stamp is stored before
+    // deque, shared with thieves if any worker is idle (notify_local_push,
+    // then work_stealing_deque::offer), else on request. The stamp is stored before
     // the exchange publishes the job (release), so a thief that sees this
     // job sees this stamp or a later one: it never takes a job early.
     w->runnext_since.store(cycle_clock::now(), std::memory_order_relaxed);

@@ -36,7 +36,7 @@
 namespace fjord::detail {
 
 void pool_core::offer_pushed_work(worker& w, census_count c) noexcept {
-  w.deque.offer();
+  w.deque.offer(c.searchers() + c.sleepers());
   if (c.should_wake()) {
     wake_one_sleeper();
   }

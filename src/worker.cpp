@@ -378,7 +378,9 @@ job* pool_core::steal_from_stalled_owner(worker& w,
                                          std::chrono::steady_clock::time_point now) noexcept {
   const std::size_t n = thread_count();
   const std::size_t v = w.stall_victim;
-  if (v < n) {
+  // A watch set long ago (its searcher found work meanwhile) proves
+  // nothing: an equal bottom now is a coincidence, not a stall.
+  if (v < n && now - w.stall_since < 4 * stall_limit) {
     work_stealing_deque& victim = workers_[v]->deque;
     const bool stalled =
         victim.maybe_nonempty() && !victim.maybe_shared() && victim.bottom_hint() == w.stall_bottom;

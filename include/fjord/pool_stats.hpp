@@ -51,7 +51,8 @@ struct worker_stats {
   std::uint64_t queue_depth = 0;
   job_duration_histogram job_durations{};  ///< sampled, see above
 
-  /// Of the steal attempts, the share that took a job (0 when none).
+  /// Of the steal attempts that found a job to take, the share that took it
+  /// rather than losing the race (0 when none).
   double steal_success_rate() const noexcept {
     const std::uint64_t tries = steals + failed_steals;
     return tries == 0 ? 0.0 : static_cast<double>(steals) / static_cast<double>(tries);

@@ -47,7 +47,7 @@ TEST(census, counts_each_state_in_its_own_bits) {
   const census_count before = c.remove_searcher();
   EXPECT_EQ(before.searchers(), 2u);
   EXPECT_EQ(before.thieves(), 1u);
-  // A thief may stop searching and stay registered while it works.
+  // The counts are independent: a registered thief need not be searching.
   EXPECT_EQ(c.load(std::memory_order_relaxed).thieves(), 1u);
   c.remove_thief();
   c.remove_searcher();

@@ -22,17 +22,19 @@ namespace fjord::detail {
 // "Lace: non-blocking split deque for work-stealing", Euro-Par 2014
 // workshops): a thief that finds nothing shared raises a request flag, and
 // the owner moves the split up at its next push or pop; the first push onto
-// a deque with nothing shared is shared at once. Over that, a thief
+// a deque with nothing shared is shared at once (when workers are idle: the
+// pusher calls offer()). Over that, a thief
 // registered in `census` (a census increment, then heavy_fence()) may take
 // private jobs too, with the Chase-Lev steal (Chase and Lev, SPAA 2005;
 // orderings of Le, Pop, Cohen and Zappa Nardelli, PPoPP 2013), and the owner
 // fences its pops only while such a thief exists (asymmetric_fence.hpp and
-// "Owner pop" in docs/scheduler.md). Workers register only when an owner
-// leaves a request unanswered (a long job, a blocked thread), so the owner's
-// pops stay fence-free while other workers steal.
+// "Owner pop" in docs/scheduler.md). Workers register only for an owner
+// that holds private jobs, shares none and has neither pushed nor popped for
+// 10 us (a long job, a blocked thread), so private pops stay fence-free
+// while other workers steal.
 //
 // Indices are 32-bit and wrap; only their differences are compared. top only
-// grows, and split is never lowered to top or below, which is what makes a
+// grows (modulo 2^32), and split is never lowered to top or below, which is what makes a
 // thief's CAS on {top, split} free of ABA (see steal()). The capacity is fixed:
 // push() returns false when full and the caller runs or re-routes the job.
 class work_stealing_deque {
@@ -78,15 +80,16 @@ class work_stealing_deque {
     return true;
   }
 
-  // Owner only, after a push while other workers search or sleep: shares a
-  // job if none is shared (the first push after a steal, or onto an empty
-  // deque, is shared at once, Lace's "all stolen" case) or half of the
-  // private ones if a thief asked. Relaxed: a stale top only delays a share
-  // to the next push or pop.
-  void offer() noexcept {
+  // Owner only, after a push while `idle` other workers search or sleep:
+  // shares jobs if none is shared (the first push after a steal, or onto an
+  // empty deque, is shared at once, Lace's "all stolen" case) or if a thief
+  // asked: one for each idle worker, or half of the private jobs if a thief
+  // asked, whichever is more, but at least one and at most half (rounded
+  // up). Relaxed: a stale top only delays a share to the next push or pop.
+  void offer(std::uint32_t idle = 1) noexcept {
     const std::uint64_t e = ends_.load(std::memory_order_relaxed);
     if (!before(top_of(e), split_) || share_requested_.load(std::memory_order_relaxed)) {
-      share(e, bottom_.load(std::memory_order_relaxed));
+      share(e, bottom_.load(std::memory_order_relaxed), idle);
     }
   }
 
@@ -135,7 +138,9 @@ class work_stealing_deque {
         split_ = b;
       }
     }
-    share_requested_.store(false, std::memory_order_relaxed);
+    if (share_requested_.load(std::memory_order_relaxed)) {
+      share_requested_.store(false, std::memory_order_relaxed);
+    }
   }
 
   enum class steal_result { success, empty, lost_race };
@@ -158,7 +163,10 @@ class work_stealing_deque {
     // (top only grows), and while top is t the owner never takes slot t
     // privately (split stays above top) nor overwrites it (push refuses to
     // wrap onto an index top has not passed). So if the CAS succeeds, j is
-    // the job that is still at t.
+    // the job that is still at t. The one exception is top wrapping all the
+    // way round: 2^32 jobs taken from this deque's top between our load and
+    // our CAS, at least 40 s at 10 ns a take, with this thread off its CPU
+    // (docs/scheduler.md, "The split deque").
     job* j = slot(t).load(std::memory_order_relaxed);
     if (!ends_.compare_exchange_strong(e, pack(t + 1, split_of(e)), std::memory_order_seq_cst,
                                        std::memory_order_relaxed)) {
@@ -222,10 +230,12 @@ class work_stealing_deque {
   }
 
   // Owner: moves split up to share private jobs below `limit` (the bottom
-  // the caller keeps for itself): one job when nothing is shared, half of
-  // them when a thief asked. The request is cleared once answered; one
-  // raised meanwhile is raised again by its thief's next look.
-  FJORD_NOINLINE void share(std::uint64_t e, std::uint32_t limit) noexcept {
+  // the caller keeps for itself): `wanted` of them, at most half (rounded
+  // up), when nothing is shared, and at least half when a thief asked. The
+  // request is cleared once answered; one raised meanwhile is raised again
+  // by its thief's next look.
+  FJORD_NOINLINE void share(std::uint64_t e, std::uint32_t limit,
+                            std::uint32_t wanted = 1) noexcept {
     while (true) {
       const std::uint32_t t = top_of(e);
       // A registered thief may have taken private jobs: they start at top.
@@ -238,7 +248,14 @@ class work_stealing_deque {
         return;  // something is shared already and nobody asked for more
       }
       const std::uint32_t count = limit - base;
-      const std::uint32_t n = requested && count > 1 ? count / 2 : 1;
+      const std::uint32_t half = (count + 1) / 2;
+      std::uint32_t n = wanted < half ? wanted : half;
+      if (requested && n < count / 2) {
+        n = count / 2;
+      }
+      if (n == 0) {
+        n = 1;
+      }
       // Release: publishes slots [base, base + n) to thieves that acquire
       // the word. The new split is above top, as the ABA argument needs.
       if (ends_.compare_exchange_weak(e, pack(t, base + n), std::memory_order_release,

@@ -403,6 +403,11 @@ job* pool_core::steal_from_stalled_owner(worker& w,
       }
       census_.remove_thief();
       if (r == work_stealing_deque::steal_result::success) {
+        // Still watched, as stalled for stall_limit already: if its bottom
+        // has not moved when we look next, we take the next job at once
+        // instead of waiting stall_limit again for each of them.
+        w.stall_victim = v;
+        w.stall_since = now - stall_limit;
         w.counters.steals.bump();
         trace_point(trace_kind::steal, static_cast<std::uint32_t>(v), trace_address(j));
         return j;

@@ -378,7 +378,7 @@ class pool_core {
   std::int64_t live_heap_blocks() const noexcept;
 
   // Workers registered as thieves right now (for tests: none once the pool
-  // is idle, since a worker drops its registration before it sleeps).
+  // is idle, since a worker registers only for one stalled-owner steal).
   std::uint32_t registered_thieves() const noexcept {
     return census_.load(std::memory_order_relaxed).thieves();
   }

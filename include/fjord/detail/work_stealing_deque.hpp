@@ -167,13 +167,7 @@ class work_stealing_deque {
     // way round: 2^32 jobs taken from this deque's top between our load and
     // our CAS, at least 40 s at 10 ns a take, with this thread off its CPU
     // (docs/scheduler.md, "The split deque").
-    job* j = slot(t).load(std::memory_order_relaxed);
-    if (!ends_.compare_exchange_strong(e, pack(t + 1, split_of(e)), std::memory_order_seq_cst,
-                                       std::memory_order_relaxed)) {
-      return steal_result::lost_race;
-    }
-    out = j;
-    return steal_result::success;
+    return take_top(e, out);
   }
 
   // A registered thief only (census thief count held, and heavy_fence()
@@ -187,13 +181,7 @@ class work_stealing_deque {
     if (!before(t, b)) {
       return steal_result::empty;
     }
-    job* j = slot(t).load(std::memory_order_relaxed);
-    if (!ends_.compare_exchange_strong(e, pack(t + 1, split_of(e)), std::memory_order_seq_cst,
-                                       std::memory_order_relaxed)) {
-      return steal_result::lost_race;
-    }
-    out = j;
-    return steal_result::success;
+    return take_top(e, out);
   }
 
   // Racy hints for searchers: any job at all, and any shared job.
@@ -227,6 +215,20 @@ class work_stealing_deque {
   // a < b for wrapping indices less than 2^31 apart.
   static bool before(std::uint32_t a, std::uint32_t b) noexcept {
     return static_cast<std::int32_t>(a - b) < 0;
+  }
+
+  // Either thief: takes slot top of the word e it read, by moving top past
+  // it with a CAS that leaves split as it was; the slot is read first (see
+  // steal() for why it is still the job at top if the CAS succeeds).
+  steal_result take_top(std::uint64_t e, job*& out) noexcept {
+    const std::uint32_t t = top_of(e);
+    job* j = slot(t).load(std::memory_order_relaxed);
+    if (!ends_.compare_exchange_strong(e, pack(t + 1, split_of(e)), std::memory_order_seq_cst,
+                                       std::memory_order_relaxed)) {
+      return steal_result::lost_race;
+    }
+    out = j;
+    return steal_result::success;
   }
 
   // Owner: moves split up to share private jobs below `limit` (the bottom

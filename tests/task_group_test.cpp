@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -168,6 +169,90 @@ TEST_P(task_group_on_pools, destructor_waits_for_running_children) {
     }
   }
   EXPECT_EQ(n.load(), 50);
+}
+
+// From outside the pool a small child goes in a slot of the caller's
+// submission lane; a paused pool lets the lane fill (it grows to 65,536
+// slots), so the later children take the heap-job path. Each runs once.
+TEST_P(task_group_on_pools, children_from_outside_run_once_each_past_a_full_lane) {
+  fjord::pool& p = pool();
+  constexpr int children = 70'000;
+  std::vector<std::atomic<int>> runs(children);
+  fjord::task_group g(p);
+  p.pause();
+  for (int i = 0; i < children; ++i) {
+    g.run([&runs, i] { runs[static_cast<std::size_t>(i)].fetch_add(1); });
+  }
+  p.resume();
+  EXPECT_EQ(g.wait(), fjord::task_group_status::complete);
+  int wrong = 0;
+  for (const auto& r : runs) {
+    wrong += r.load() == 1 ? 0 : 1;
+  }
+  EXPECT_EQ(wrong, 0);
+}
+
+// A callable too large for a lane slot takes the heap-job path from outside.
+TEST_P(task_group_on_pools, a_large_child_from_outside_runs) {
+  fjord::pool& p = pool();
+  std::array<long, 16> payload{};
+  payload.fill(3);
+  std::atomic<long> sum{0};
+  fjord::task_group g(p);
+  for (int i = 0; i < 100; ++i) {
+    g.run([payload, &sum] {
+      long s = 0;
+      for (long v : payload) {
+        s += v;
+      }
+      sum.fetch_add(s);
+    });
+  }
+  EXPECT_EQ(g.wait(), fjord::task_group_status::complete);
+  EXPECT_EQ(sum.load(), 100 * 16 * 3);
+}
+
+// A child whose copy throws inside run(): the exception reaches the caller,
+// the group's count is given back, and the other children still run.
+TEST_P(task_group_on_pools, a_child_that_throws_when_copied_in_leaves_the_group_whole) {
+  struct throws_on_copy {
+    std::atomic<int>* ran;
+    bool armed;
+    throws_on_copy(std::atomic<int>* r, bool a) : ran(r), armed(a) {}
+    throws_on_copy(const throws_on_copy& o) : ran(o.ran), armed(o.armed) {
+      if (armed) {
+        throw std::runtime_error("copy");
+      }
+    }
+    void operator()() const { ran->fetch_add(1); }
+  };
+  fjord::pool& p = pool();
+  std::atomic<int> ran{0};
+  fjord::task_group g(p);
+  const throws_on_copy good(&ran, false);
+  const throws_on_copy bad(&ran, true);
+  for (int i = 0; i < 50; ++i) {
+    g.run(good);
+    EXPECT_THROW(g.run(bad), std::runtime_error);
+  }
+  EXPECT_EQ(g.wait(), fjord::task_group_status::complete);
+  EXPECT_EQ(ran.load(), 50);
+}
+
+// A worker of one pool running a group on another is outside that pool.
+TEST(task_group, children_from_a_worker_of_another_pool) {
+  fjord::pool a(fjord::pool_options{.workers = 1});
+  fjord::pool b(fjord::pool_options{.workers = 2});
+  const int ran = a.call([&b] {
+    std::atomic<int> n{0};
+    fjord::task_group g(b);
+    for (int i = 0; i < 1000; ++i) {
+      g.run([&n, &b] { n.fetch_add(b.owns_current_thread() ? 1 : 1000); });
+    }
+    g.wait();
+    return n.load();
+  });
+  EXPECT_EQ(ran, 1000);
 }
 
 TEST(task_group, children_come_from_the_worker_heap) {

@@ -17,6 +17,7 @@
 #include "fjord/detail/deadline.hpp"
 #include "fjord/detail/group_callable.hpp"
 #include "fjord/detail/job_heap.hpp"
+#include "fjord/detail/lane_ring.hpp"
 #include "fjord/detail/lazy_stop_source.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/sync_wait_loop.hpp"
@@ -66,6 +67,18 @@ struct group_job final : job {
   static void execute(job* j) noexcept;
   F fn;
   task_group* group;
+};
+
+// A child run from a thread that is not one of the pool's workers, built in
+// a slot of that thread's submission lane as a small post is: no block to
+// allocate there and give back from the worker that runs it (the recycler's
+// cross-thread round trip was half of such a child's cost). The slot is
+// freed before the count-down, the group's last touch.
+template <class F>
+struct group_slot {
+  F fn;
+  task_group* group;
+  static void execute(job* j) noexcept;
 };
 
 }  // namespace detail
@@ -135,6 +148,12 @@ class task_group {
       throw std::logic_error(
           "fjord::task_group::run: the group has finished (its on_finish callback ran or is "
           "running); start a new group for new work");
+    }
+    if constexpr (detail::lane_ring::fits_inline<detail::group_slot<std::decay_t<F>>>) {
+      if (level_ == priority::normal && detail::current_worker_of(pool_) == nullptr &&
+          run_in_lane(std::forward<F>(f))) {
+        return;
+      }
     }
     job_t* j = nullptr;
     try {
@@ -210,6 +229,43 @@ class task_group {
  private:
   template <class F>
   friend struct detail::group_job;
+  template <class F>
+  friend struct detail::group_slot;
+
+  // run() from outside the pool: the child in a slot of this thread's lane.
+  // false, with f untouched, when the thread has no lane or it is full or
+  // busy (the caller then makes a heap job). The count is taken already.
+  template <class F>
+  bool run_in_lane(F&& f) {
+    using slot_t = detail::group_slot<std::decay_t<F>>;
+    try {
+      return pool_->inject_through_lane([&f, this](detail::lane_ring::slot* s) {
+        ::new (static_cast<void*>(s->storage)) slot_t{std::forward<F>(f), this};
+        return &slot_t::execute;
+      });
+    } catch (...) {
+      child_done();  // the pool is closing, or f's constructor threw
+      throw;
+    }
+  }
+
+  // A child's body, wherever it is stored: skipped once the group is
+  // canceling, its exception recorded.
+  template <class F>
+  void run_child(F& fn) noexcept {
+    if (stop_.stop_requested()) {
+      return;
+    }
+    try {
+      if constexpr (std::is_invocable_v<F&, std::stop_token>) {
+        std::invoke(fn, get_stop_token());
+      } else {
+        std::invoke(fn);
+      }
+    } catch (...) {
+      record(std::current_exception());
+    }
+  }
 
   struct canceler {
     task_group* group;
@@ -328,19 +384,20 @@ template <class F>
 void detail::group_job<F>::execute(job* j) noexcept {
   auto* self = static_cast<group_job*>(j);
   task_group* g = self->group;
-  if (!g->stop_.stop_requested()) {
-    try {
-      if constexpr (std::is_invocable_v<F&, std::stop_token>) {
-        std::invoke(self->fn, g->get_stop_token());
-      } else {
-        std::invoke(self->fn);
-      }
-    } catch (...) {
-      g->record(std::current_exception());
-    }
-  }
+  g->run_child(self->fn);
   self->~group_job();
   job_heap::deallocate(self);
+  g->child_done();
+}
+
+template <class F>
+void detail::group_slot<F>::execute(job* j) noexcept {
+  auto* s = static_cast<lane_ring::slot*>(j);
+  auto* self = std::launder(reinterpret_cast<group_slot*>(s->storage));
+  task_group* g = self->group;
+  g->run_child(self->fn);
+  self->~group_slot();
+  s->release();
   g->child_done();
 }
 

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "fjord/detail/submission_lane.hpp"
 #include "fjord/join.hpp"
 #include "support/pool_fixture.hpp"
 
@@ -172,11 +173,13 @@ TEST_P(task_group_on_pools, destructor_waits_for_running_children) {
 }
 
 // From outside the pool a small child goes in a slot of the caller's
-// submission lane; a paused pool lets the lane fill (it grows to 65,536
-// slots), so the later children take the heap-job path. Each runs once.
+// submission lane; a paused pool lets the lane fill (its rings double up to
+// max_capacity, fewer than 2 * max_capacity slots in all), so the later
+// children take the heap-job path. Each runs once.
 TEST_P(task_group_on_pools, children_from_outside_run_once_each_past_a_full_lane) {
   fjord::pool& p = pool();
-  constexpr int children = 70'000;
+  constexpr int children =
+      2 * static_cast<int>(fjord::detail::submission_lane::max_capacity) + 10'000;
   std::vector<std::atomic<int>> runs(children);
   fjord::task_group g(p);
   p.pause();
@@ -237,6 +240,26 @@ TEST_P(task_group_on_pools, a_child_that_throws_when_copied_in_leaves_the_group_
   }
   EXPECT_EQ(g.wait(), fjord::task_group_status::complete);
   EXPECT_EQ(ran.load(), 50);
+}
+
+// A callable whose copy constructor is explicit is stored as a heap job's
+// is, by direct initialisation, on the lane path too.
+TEST_P(task_group_on_pools, a_child_with_an_explicit_copy_constructor_from_outside) {
+  struct explicit_copy {
+    std::atomic<int>* ran;
+    explicit explicit_copy(std::atomic<int>* r) : ran(r) {}
+    explicit explicit_copy(const explicit_copy&) = default;
+    void operator()() const { ran->fetch_add(1); }
+  };
+  fjord::pool& p = pool();
+  std::atomic<int> ran{0};
+  const explicit_copy child(&ran);
+  fjord::task_group g(p);
+  for (int i = 0; i < 10; ++i) {
+    g.run(child);
+  }
+  EXPECT_EQ(g.wait(), fjord::task_group_status::complete);
+  EXPECT_EQ(ran.load(), 10);
 }
 
 // A worker of one pool running a group on another is outside that pool.

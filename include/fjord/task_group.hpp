@@ -76,9 +76,13 @@ struct group_job final : job {
 // freed before the count-down, the group's last touch.
 template <class F>
 struct group_slot {
+  // Direct-initialised, as group_job's callable is: an explicit copy or
+  // move constructor works on both paths.
+  template <class G>
+  group_slot(G&& f, task_group* g) : fn(std::forward<G>(f)), group(g) {}
+  static void execute(job* j) noexcept;
   F fn;
   task_group* group;
-  static void execute(job* j) noexcept;
 };
 
 }  // namespace detail
@@ -149,10 +153,13 @@ class task_group {
           "fjord::task_group::run: the group has finished (its on_finish callback ran or is "
           "running); start a new group for new work");
     }
+    bool lane_refused = false;
     if constexpr (detail::lane_ring::fits_inline<detail::group_slot<std::decay_t<F>>>) {
-      if (level_ == priority::normal && detail::current_worker_of(pool_) == nullptr &&
-          run_in_lane(std::forward<F>(f))) {
-        return;
+      if (level_ == priority::normal && detail::current_worker_of(pool_) == nullptr) {
+        if (run_in_lane(std::forward<F>(f))) {
+          return;
+        }
+        lane_refused = true;  // full, busy or none: do not ask it again below
       }
     }
     job_t* j = nullptr;
@@ -164,7 +171,11 @@ class task_group {
       throw;
     }
     try {
-      pool_->push_or_inject(j, level_);
+      if (lane_refused) {
+        pool_->inject_to_shard(j, j, 1);
+      } else {
+        pool_->push_or_inject(j, level_);
+      }
     } catch (...) {
       j->~job_t();
       detail::job_heap::deallocate_unrun(j);
@@ -240,7 +251,7 @@ class task_group {
     using slot_t = detail::group_slot<std::decay_t<F>>;
     try {
       return pool_->inject_through_lane([&f, this](detail::lane_ring::slot* s) {
-        ::new (static_cast<void*>(s->storage)) slot_t{std::forward<F>(f), this};
+        ::new (static_cast<void*>(s->storage)) slot_t(std::forward<F>(f), this);
         return &slot_t::execute;
       });
     } catch (...) {

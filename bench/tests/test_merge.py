@@ -29,8 +29,22 @@ class MergeTest(unittest.TestCase):
         merged, _, left_out = bench_run.merge_records(old, [record("echo", quick=False)], [], quick=False)
         self.assertEqual([r["benchmark"] for r in merged], ["fib", "echo"])
         self.assertEqual(left_out, [])
-        # An old record without its own run gets the old document's.
-        self.assertEqual(merged[0]["run"], {"commit": "abc1234", "date": "earlier", "passes": 5, "quick": False})
+        # An old record without its own run gets the old document's (its CPU unknown: the document
+        # names no machine).
+        self.assertEqual(merged[0]["run"], {"commit": "abc1234", "date": "earlier", "passes": 5, "quick": False,
+                                            "cpu": "?"})
+
+    def test_old_records_take_the_cpu_their_report_named_and_the_report_names_each_runs_cpu(self):
+        old = document([record("fib", quick=False), record("echo", quick=False)], quick=False)
+        old["machine"] = {"cpu": "AMD EPYC"}
+        new = record("scan", quick=False)
+        new["run"]["cpu"] = "Intel Xeon"
+        new["run"]["date"] = "now"
+        merged, _, _ = bench_run.merge_records(old, [new], [], quick=False)
+        self.assertEqual([r["run"]["cpu"] for r in merged], ["AMD EPYC", "AMD EPYC", "Intel Xeon"])
+        lines = bench_run.provenance(merged)
+        self.assertIn("- commit `c0ffee0`, then, 5 passes, AMD EPYC: fib, echo", lines)
+        self.assertIn("- commit `c0ffee0`, now, 5 passes, Intel Xeon: scan", lines)
 
     def test_a_full_run_never_takes_quick_records(self):
         old = document([record("fib"), record("csp_sum")], quick=True, missing=[("fib", "go", "no go")])

@@ -19,6 +19,7 @@
 #include "fjord/task.hpp"
 #include "fjord/task_group.hpp"
 #include "support/pool_fixture.hpp"
+#include "support/throwing_copy.hpp"
 
 namespace {
 
@@ -447,19 +448,7 @@ TEST(pool, lanes_outlive_their_pool_safely) {
 // A callable whose copy throws: the poster gets the exception, the slot it
 // had taken is skipped, and later posts run.
 TEST_P(pool_on_pools, a_callable_whose_copy_throws_leaves_the_pool_usable) {
-  struct throwing_copy {
-    std::atomic<int>* ran;
-    bool armed;
-    throwing_copy(std::atomic<int>* r, bool a) : ran(r), armed(a) {}
-    throwing_copy(const throwing_copy& o) : ran(o.ran), armed(o.armed) {
-      if (armed) {
-        throw std::runtime_error("copy failed");
-      }
-    }
-    throwing_copy& operator=(const throwing_copy&) = delete;
-    ~throwing_copy() = default;
-    void operator()() const { ran->fetch_add(1); }
-  };
+  using fjord_test::throwing_copy;
   std::atomic<int> ran{0};
   fjord::pool& p = pool();
   const throwing_copy bad(&ran, true);

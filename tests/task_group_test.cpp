@@ -17,6 +17,7 @@
 #include "fjord/detail/submission_lane.hpp"
 #include "fjord/join.hpp"
 #include "support/pool_fixture.hpp"
+#include "support/throwing_copy.hpp"
 
 namespace {
 
@@ -218,22 +219,12 @@ TEST_P(task_group_on_pools, a_large_child_from_outside_runs) {
 // A child whose copy throws inside run(): the exception reaches the caller,
 // the group's count is given back, and the other children still run.
 TEST_P(task_group_on_pools, a_child_that_throws_when_copied_in_leaves_the_group_whole) {
-  struct throws_on_copy {
-    std::atomic<int>* ran;
-    bool armed;
-    throws_on_copy(std::atomic<int>* r, bool a) : ran(r), armed(a) {}
-    throws_on_copy(const throws_on_copy& o) : ran(o.ran), armed(o.armed) {
-      if (armed) {
-        throw std::runtime_error("copy");
-      }
-    }
-    void operator()() const { ran->fetch_add(1); }
-  };
+  using fjord_test::throwing_copy;
   fjord::pool& p = pool();
   std::atomic<int> ran{0};
   fjord::task_group g(p);
-  const throws_on_copy good(&ran, false);
-  const throws_on_copy bad(&ran, true);
+  const throwing_copy good(&ran, false);
+  const throwing_copy bad(&ran, true);
   for (int i = 0; i < 50; ++i) {
     g.run(good);
     EXPECT_THROW(g.run(bad), std::runtime_error);

@@ -1,5 +1,7 @@
 #include "fjord/detail/memory_heap.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <bit>
 #include <new>
@@ -31,6 +33,19 @@ std::size_t find_free_run(std::uint64_t free_pages, std::size_t count) noexcept 
     }
   }
   return 0;
+}
+
+// A heap keeps at most this many empty segments committed (1 GiB), however
+// short the purge delay: a thread that frees a huge burst and then stops
+// calling the allocator holds no more than that.
+constexpr std::size_t max_cached_segments = 256;
+
+// The cache's clock. Coarse (a few ms of resolution, no syscall, about as
+// cheap as a load): it only has to measure a delay of tens of milliseconds.
+std::int64_t coarse_now_ns() noexcept {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+  return std::int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
 }
 
 segment* segment_of(span* s) noexcept {
@@ -189,6 +204,9 @@ void* memory_heap::allocate_slow(unsigned size_class) noexcept {
   if (notified_.load(std::memory_order_relaxed) != nullptr) {
     drain_notified();
   }
+  if (cached_oldest_ != nullptr) {
+    purge_expired();
+  }
   span* s = available_[size_class];
   while (s != nullptr) {
     if (s->free == nullptr && !collect(s)) {
@@ -263,7 +281,9 @@ span* memory_heap::new_span(unsigned size_class) noexcept {
     }
   }
   if (seg == nullptr) {
-    if (spare_ != nullptr) {
+    if (cached_ != nullptr) {
+      seg = take_cached();
+    } else if (spare_ != nullptr) {
       seg = spare_;
       spare_ = nullptr;
     } else {
@@ -322,14 +342,81 @@ bool memory_heap::retire(span* s, bool keep_segment) noexcept {
   }
   seg->next = nullptr;
   seg->prev = nullptr;
-  if (keep_segment && spare_ == nullptr) {
+  if (keep_segment) {
+    cache(seg);
+  } else {
+    os_unmap(seg, segment_size);
+  }
+  return true;
+}
+
+void memory_heap::cache(segment* seg) noexcept {
+  seg->emptied_at = coarse_now_ns();
+  seg->prev = nullptr;
+  seg->next = cached_;
+  if (cached_ != nullptr) {
+    cached_->prev = seg;
+  } else {
+    cached_oldest_ = seg;
+  }
+  cached_ = seg;
+  ++cached_count_;
+  cached_bytes.fetch_add(segment_size, std::memory_order_relaxed);
+  if (cached_count_ > max_cached_segments) {
+    drop(take_oldest_cached());
+  }
+  purge_expired();
+}
+
+segment* memory_heap::take_cached() noexcept {
+  // The newest: the most likely to be still in the TLB and the caches, and
+  // the older ones are the next to expire.
+  segment* seg = cached_;
+  cached_ = seg->next;
+  if (cached_ != nullptr) {
+    cached_->prev = nullptr;
+  } else {
+    cached_oldest_ = nullptr;
+  }
+  --cached_count_;
+  cached_bytes.fetch_sub(segment_size, std::memory_order_relaxed);
+  seg->next = nullptr;
+  return seg;
+}
+
+void memory_heap::purge_expired() noexcept {
+  // No overflow: the clock is positive and the delay at most INT64_MAX.
+  purge_cached(coarse_now_ns() - purge_delay_ns.load(std::memory_order_relaxed));
+}
+
+void memory_heap::purge_cached(std::int64_t cutoff) noexcept {
+  while (cached_oldest_ != nullptr && cached_oldest_->emptied_at <= cutoff) {
+    drop(take_oldest_cached());
+  }
+}
+
+segment* memory_heap::take_oldest_cached() noexcept {
+  segment* seg = cached_oldest_;
+  cached_oldest_ = seg->prev;
+  if (cached_oldest_ != nullptr) {
+    cached_oldest_->next = nullptr;
+  } else {
+    cached_ = nullptr;
+  }
+  --cached_count_;
+  cached_bytes.fetch_sub(segment_size, std::memory_order_relaxed);
+  seg->prev = nullptr;
+  return seg;
+}
+
+void memory_heap::drop(segment* seg) noexcept {
+  if (spare_ == nullptr) {
     // Keep the address range, give back the memory.
     os_decommit(reinterpret_cast<char*>(seg) + segment_page_size, segment_size - segment_page_size);
     spare_ = seg;
   } else {
     os_unmap(seg, segment_size);
   }
-  return true;
 }
 
 template <class F>
@@ -365,6 +452,9 @@ void memory_heap::release_unused() noexcept {
 }
 
 void memory_heap::return_free_memory() noexcept {
+  while (cached_ != nullptr) {
+    os_unmap(take_cached(), segment_size);
+  }
   if (spare_ != nullptr) {
     os_unmap(spare_, segment_size);
     spare_ = nullptr;

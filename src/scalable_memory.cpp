@@ -4,6 +4,9 @@
 
 #include <atomic>
 #include <bit>
+#include <chrono>
+#include <cstdint>
+#include <limits>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -194,15 +197,16 @@ scalable_memory_stats scalable_memory_statistics() noexcept {
   stats.bytes_in_use =
       detail::heap_registry::bytes_in_use() + large_in_use.load(std::memory_order_relaxed);
   stats.bytes_mapped = detail::os_mapped_bytes();
+  stats.bytes_cached = detail::cached_bytes.load(std::memory_order_relaxed);
   stats.heaps = detail::heap_registry::heap_count();
   return stats;
 }
 
 namespace detail {
 
-void take_back_remote_frees_of_this_thread() noexcept {
+void release_cached_memory_of_this_thread() noexcept {
   if (memory_heap* h = thread_heap; h != nullptr) {
-    h->take_back_remote_frees();
+    h->release_cached();
   }
 }
 
@@ -212,6 +216,24 @@ void scalable_memory_release() noexcept {
   if (memory_heap* h = thread_heap; h != nullptr) {
     h->release_unused();
   }
+}
+
+void scalable_memory_set_purge_delay(std::chrono::milliseconds delay) {
+  if (delay.count() < 0) {
+    throw std::invalid_argument("fjord::scalable_memory_set_purge_delay: delay of " +
+                                std::to_string(delay.count()) + " ms is negative");
+  }
+  constexpr std::int64_t ns_per_ms = 1'000'000;
+  constexpr std::int64_t longest = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t ns = delay.count() > longest / ns_per_ms
+                              ? longest
+                              : static_cast<std::int64_t>(delay.count()) * ns_per_ms;
+  detail::purge_delay_ns.store(ns, std::memory_order_relaxed);
+}
+
+std::chrono::milliseconds scalable_memory_purge_delay() noexcept {
+  return std::chrono::milliseconds(detail::purge_delay_ns.load(std::memory_order_relaxed) /
+                                   1'000'000);
 }
 
 std::pmr::memory_resource* scalable_resource() noexcept {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 
 namespace fjord {
@@ -39,6 +40,9 @@ struct scalable_memory_stats {
   /// blocks, with the padding an over-aligned large block needs); pages given
   /// back with MADV_DONTNEED inside a kept mapping still count.
   std::size_t bytes_mapped = 0;
+  /// Of bytes_mapped: empty segments (4 MiB each) kept committed by heaps
+  /// for reuse until the purge delay passes (scalable_memory_set_purge_delay).
+  std::size_t bytes_cached = 0;
   /// Heaps ever made. A heap outlives its thread and the next thread that
   /// allocates adopts it, so threads that come one after another share one.
   std::size_t heaps = 0;
@@ -48,8 +52,24 @@ struct scalable_memory_stats {
 [[nodiscard]] scalable_memory_stats scalable_memory_statistics() noexcept;
 
 /// Gives back to the OS what the calling thread's heap holds but does not
-/// use: spans with no live block, its spare segment, and the free pages of
-/// its segments. A thread gives everything back on its own when it exits.
+/// use: spans with no live block, its cached and spare segments, and the
+/// free pages of its segments. A thread gives everything back on its own
+/// when it exits, and a pool worker gives back its cached segments when it
+/// goes idle.
 void scalable_memory_release() noexcept;
+
+/// How long a segment whose blocks have all been freed stays committed in
+/// its heap for reuse before it goes back to the OS: one second unless set.
+/// A heap gives back its expired segments the next time its thread needs a
+/// fresh span or empties one, so a thread that stops calling the allocator
+/// keeps them (at most 1 GiB) until it calls again, calls
+/// scalable_memory_release(), or exits. Zero gives each segment back as
+/// soon as it is empty (a heap still keeps one spare, decommitted). A
+/// negative delay throws std::invalid_argument naming it; one too long for
+/// a count of nanoseconds is kept as the longest that fits (about 292 years).
+/// Process-wide; heaps see a change on their next slow path.
+void scalable_memory_set_purge_delay(std::chrono::milliseconds delay);
+/// The purge delay in effect.
+[[nodiscard]] std::chrono::milliseconds scalable_memory_purge_delay() noexcept;
 
 }  // namespace fjord

@@ -15,6 +15,7 @@
 #include <new>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -35,6 +36,27 @@ std::size_t in_use() {
 std::size_t mapped() {
   return scalable_memory_statistics().bytes_mapped;
 }
+std::size_t cached() {
+  return scalable_memory_statistics().bytes_cached;
+}
+
+constexpr std::size_t segment_bytes = std::size_t{4} << 20;
+
+// Sets the purge delay for one test and puts the old one back.
+class purge_delay_for_this_test {
+ public:
+  explicit purge_delay_for_this_test(std::chrono::milliseconds delay)
+      : old_(fjord::scalable_memory_purge_delay()) {
+    fjord::scalable_memory_set_purge_delay(delay);
+  }
+  purge_delay_for_this_test(const purge_delay_for_this_test&) = delete;
+  purge_delay_for_this_test& operator=(const purge_delay_for_this_test&) = delete;
+  ~purge_delay_for_this_test() { fjord::scalable_memory_set_purge_delay(old_); }
+
+ private:
+  std::chrono::milliseconds old_;
+};
+constexpr std::chrono::hours forever{1};
 
 TEST(size_classes, every_size_gets_the_smallest_class_that_holds_it) {
   using fjord::detail::class_block_size;
@@ -214,7 +236,8 @@ std::vector<void*> burst_of_256_byte_blocks() {
   return blocks;
 }
 
-TEST(scalable_memory, a_burst_freed_by_its_own_thread_goes_back_without_release) {
+TEST(scalable_memory, with_no_purge_delay_a_burst_freed_by_its_own_thread_goes_back_at_once) {
+  const purge_delay_for_this_test no_delay(std::chrono::milliseconds(0));
   fjord::scalable_memory_release();
   const std::size_t before = mapped();
   const std::vector<void*> blocks = burst_of_256_byte_blocks();
@@ -227,6 +250,7 @@ TEST(scalable_memory, a_burst_freed_by_its_own_thread_goes_back_without_release)
 }
 
 TEST(scalable_memory, a_burst_freed_by_another_thread_goes_back_once_its_owner_allocates_again) {
+  const purge_delay_for_this_test no_delay(std::chrono::milliseconds(0));
   fjord::scalable_memory_release();
   const std::size_t before = mapped();
   const std::vector<void*> blocks = burst_of_256_byte_blocks();
@@ -246,6 +270,141 @@ TEST(scalable_memory, a_burst_freed_by_another_thread_goes_back_once_its_owner_a
     scalable_deallocate(p);
   }
   EXPECT_LE(mapped(), before + 2 * (std::size_t{4} << 20));
+}
+
+TEST(scalable_memory, the_default_purge_delay_is_one_second) {
+  EXPECT_EQ(fjord::scalable_memory_purge_delay(), std::chrono::seconds(1));
+}
+
+TEST(scalable_memory, a_negative_purge_delay_is_named_in_the_error_and_a_long_one_saturates) {
+  const purge_delay_for_this_test restore(fjord::scalable_memory_purge_delay());
+  try {
+    fjord::scalable_memory_set_purge_delay(std::chrono::milliseconds(-7));
+    ADD_FAILURE() << "a negative delay was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("-7 ms"), std::string::npos) << e.what();
+  }
+  fjord::scalable_memory_set_purge_delay(std::chrono::milliseconds::max());
+  EXPECT_EQ(fjord::scalable_memory_purge_delay().count(),
+            std::numeric_limits<std::int64_t>::max() / 1'000'000);
+  fjord::scalable_memory_set_purge_delay(std::chrono::milliseconds(0));
+  EXPECT_EQ(fjord::scalable_memory_purge_delay().count(), 0);
+}
+
+TEST(scalable_memory, a_burst_freed_by_its_own_thread_stays_committed_and_is_reused) {
+  const purge_delay_for_this_test long_delay(forever);
+  fjord::scalable_memory_release();
+  const std::size_t before = mapped();
+  const std::size_t cached_before = cached();
+  std::vector<void*> blocks = burst_of_256_byte_blocks();
+  const std::size_t peak = mapped();
+  EXPECT_GT(peak, before + (std::size_t{40} << 20));
+  for (void* p : blocks) {
+    scalable_deallocate(p);
+  }
+  EXPECT_EQ(mapped(), peak);  // nothing unmapped
+  EXPECT_GE(cached(), cached_before + (std::size_t{40} << 20));
+  blocks = burst_of_256_byte_blocks();  // from the cached segments
+  EXPECT_EQ(mapped(), peak);
+  EXPECT_LE(cached(), cached_before + segment_bytes);
+  for (void* p : blocks) {
+    scalable_deallocate(p);
+  }
+  fjord::scalable_memory_release();
+  EXPECT_EQ(cached(), cached_before);
+  EXPECT_LE(mapped(), before + segment_bytes);
+}
+
+TEST(scalable_memory, cached_segments_go_back_once_the_purge_delay_has_passed) {
+  const purge_delay_for_this_test short_delay(std::chrono::milliseconds(20));
+  fjord::scalable_memory_release();
+  const std::size_t before = mapped();
+  const std::size_t cached_before = cached();
+  for (void* p : burst_of_256_byte_blocks()) {
+    scalable_deallocate(p);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The next slow path purges: 600 blocks are more than the span kept for
+  // the class holds, so this thread needs fresh spans.
+  std::vector<void*> more;
+  for (int i = 0; i < 600; ++i) {
+    more.push_back(scalable_allocate(256));
+  }
+  EXPECT_EQ(cached(), cached_before);
+  // Left: the segment with the 600 blocks and the spare.
+  EXPECT_LE(mapped(), before + 2 * segment_bytes);
+  for (void* p : more) {
+    scalable_deallocate(p);
+  }
+}
+
+TEST(scalable_memory, emptying_a_segment_purges_the_cached_ones_past_the_delay) {
+  const purge_delay_for_this_test short_delay(std::chrono::milliseconds(20));
+  fjord::scalable_memory_release();
+  const std::size_t cached_before = cached();
+  const std::vector<void*> first = burst_of_256_byte_blocks();
+  const std::vector<void*> second = burst_of_256_byte_blocks();
+  for (void* p : first) {
+    scalable_deallocate(p);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // No allocation from here on: only the frees that empty the second
+  // burst's segments can purge the first burst's.
+  for (void* p : second) {
+    scalable_deallocate(p);
+  }
+  // One burst is about 50 MiB; both would be 100.
+  EXPECT_LE(cached(), cached_before + (std::size_t{60} << 20));
+  fjord::scalable_memory_release();
+}
+
+TEST(scalable_memory, a_heap_keeps_at_most_a_gibibyte_of_empty_segments) {
+  const purge_delay_for_this_test long_delay(forever);
+  fjord::scalable_memory_release();
+  const std::size_t before = mapped();
+  const std::size_t cached_before = cached();
+  // 2,600 blocks of 512 KiB: 1.3 GiB of address space, two blocks per span;
+  // each costs one page fault (its free-list link).
+  std::vector<void*> blocks;
+  for (int i = 0; i < 2600; ++i) {
+    blocks.push_back(scalable_allocate(std::size_t{512} << 10));
+  }
+  EXPECT_GT(mapped(), before + (std::size_t{1300} << 20));
+  for (void* p : blocks) {
+    scalable_deallocate(p);
+  }
+  EXPECT_EQ(cached(), cached_before + (std::size_t{1} << 30));
+  // The cache, the spare, and the segment of the span kept for the class.
+  EXPECT_LE(mapped(), before + (std::size_t{1} << 30) + 2 * segment_bytes);
+  fjord::scalable_memory_release();
+  EXPECT_EQ(cached(), cached_before);
+  EXPECT_LE(mapped(), before + segment_bytes);
+}
+
+TEST(scalable_memory, a_worker_that_goes_idle_gives_back_its_cached_segments) {
+  const purge_delay_for_this_test long_delay(forever);
+  fjord::pool pool(fjord::pool_options{.workers = 1});
+  const std::size_t before = mapped();
+  const std::size_t cached_before = cached();
+  const std::size_t peak = pool.call([] {
+    const std::vector<void*> blocks = burst_of_256_byte_blocks();
+    const std::size_t at_peak = mapped();
+    for (void* p : blocks) {
+      scalable_deallocate(p);  // local frees: the segments go to the cache
+    }
+    return at_peak;
+  });
+  EXPECT_GT(peak, before + (std::size_t{40} << 20));
+  // The worker parks at the latest a spin budget after its last job; a
+  // generous deadline, so a loaded machine does not fail the test.
+  const std::size_t bound = before + 2 * segment_bytes;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while ((mapped() > bound || cached() > cached_before) &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(cached(), cached_before);
+  EXPECT_LE(mapped(), bound);
 }
 
 TEST(scalable_memory, a_worker_that_goes_idle_takes_back_a_burst_freed_elsewhere) {

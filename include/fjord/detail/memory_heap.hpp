@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "fjord/detail/config.hpp"
 #include "fjord/detail/memory_segment.hpp"
@@ -55,8 +56,18 @@ class memory_heap {
   static bool deallocate_remote(memory_heap* owner, span* s, void* p) noexcept;
 
   // Owner only: gives back to the OS every span with no block in use, the
-  // spare segment, and the free pages of live segments.
+  // cached and spare segments, and the free pages of live segments.
   void release_unused() noexcept;
+
+  // Owner only, when its thread goes idle (a pool worker about to park):
+  // takes back remote frees, and gives every cached segment back at once
+  // rather than after the purge delay, since nothing may come to reuse it.
+  void release_cached() noexcept {
+    take_back_remote_frees();
+    if (cached_ != nullptr) {
+      purge_cached(std::numeric_limits<std::int64_t>::max());
+    }
+  }
 
   // Owner only: takes back the blocks other threads freed into its full
   // spans (those on the notified stack), giving back spans left empty.
@@ -115,9 +126,23 @@ class memory_heap {
   bool retire(span* s, bool keep_segment) noexcept;
   template <class F>
   void for_each_span(F f) noexcept;
+  void cache(segment* seg) noexcept;
+  segment* take_cached() noexcept;  // the newest
+  segment* take_oldest_cached() noexcept;
+  // Gives back the cached segments that went empty at or before `cutoff`.
+  void purge_cached(std::int64_t cutoff) noexcept;
+  void purge_expired() noexcept;
+  void drop(segment* seg) noexcept;  // to the spare slot, or to the OS
 
   span* available_[size_class_count] = {};
   segment* segments_ = nullptr;
+  // Empty segments still committed, newest first (linked through next and
+  // prev, like segments_): a heap that empties and refills within the purge
+  // delay reuses them without a page fault (docs/allocator.md, "Returning
+  // memory to the OS").
+  segment* cached_ = nullptr;
+  segment* cached_oldest_ = nullptr;
+  std::size_t cached_count_ = 0;
   segment* spare_ = nullptr;  // one empty segment, decommitted, kept for reuse
   std::atomic<std::size_t> allocated_{0};
   std::atomic<std::size_t> freed_{0};
@@ -129,9 +154,17 @@ class memory_heap {
 };
 
 // The calling thread's heap, if it has one, takes back what other threads
-// freed into its full spans. A pool worker calls it before it parks, so a
-// burst allocated on a worker and freed elsewhere goes back to the OS even
-// if that worker allocates nothing more of that size.
-void take_back_remote_frees_of_this_thread() noexcept;
+// freed into its full spans and gives its cached segments back to the OS. A
+// pool worker calls it before it parks, so a burst allocated on a worker
+// goes back to the OS when the worker goes idle, wherever it was freed.
+void release_cached_memory_of_this_thread() noexcept;
+
+// How long an empty segment stays committed in its heap's cache, in ns
+// (scalable_memory_set_purge_delay). Relaxed: each heap reads it on its
+// slow path, and a change needs to reach it only eventually.
+inline std::atomic<std::int64_t> purge_delay_ns{1'000'000'000};
+
+// Bytes of the segments in heap caches, process-wide. Relaxed: a statistic.
+inline std::atomic<std::size_t> cached_bytes{0};
 
 }  // namespace fjord::detail

@@ -73,6 +73,9 @@ struct segment : region_header {
   segment* next = nullptr;       // the owner's segments
   segment* prev = nullptr;
   std::uint64_t free_pages = 0;  // bit i set: page i is in no span
+  // While the segment sits empty in its heap's cache: when it got there
+  // (CLOCK_MONOTONIC_COARSE, ns), for the purge delay.
+  std::int64_t emptied_at = 0;
   // Page i belongs to the span whose descriptor is spans[page_lead[i]].
   // Apart from the descriptors, whose first line the owner writes on every
   // call, since every remote free reads it.

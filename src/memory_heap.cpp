@@ -35,16 +35,15 @@ std::size_t find_free_run(std::uint64_t free_pages, std::size_t count) noexcept 
   return 0;
 }
 
-// A heap keeps at most this many empty segments committed (1 GiB), however
-// short the purge delay: a thread that frees a huge burst and then stops
-// calling the allocator holds no more than that.
-constexpr std::size_t max_cached_segments = 256;
-
 // The cache's clock. Coarse (a few ms of resolution, no syscall, about as
-// cheap as a load): it only has to measure a delay of tens of milliseconds.
+// cheap as a load): it only has to measure a delay of the order of a second.
 std::int64_t coarse_now_ns() noexcept {
   timespec t{};
+#ifdef CLOCK_MONOTONIC_COARSE
   clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+#else
+  clock_gettime(CLOCK_MONOTONIC, &t);
+#endif
   return std::int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
 }
 
@@ -204,9 +203,6 @@ void* memory_heap::allocate_slow(unsigned size_class) noexcept {
   if (notified_.load(std::memory_order_relaxed) != nullptr) {
     drain_notified();
   }
-  if (cached_oldest_ != nullptr) {
-    purge_expired();
-  }
   span* s = available_[size_class];
   while (s != nullptr) {
     if (s->free == nullptr && !collect(s)) {
@@ -315,6 +311,12 @@ span* memory_heap::new_span(unsigned size_class) noexcept {
   }
   seg->free_pages &= ~page_run(first, pages);
   make_available(&s);
+  // After taking a segment, not before: a heap that has not needed one for
+  // longer than the delay reuses its newest rather than dropping them all
+  // and mapping a fresh one.
+  if (cached_oldest_ != nullptr) {
+    purge_expired();
+  }
   return &s;
 }
 
@@ -360,9 +362,12 @@ void memory_heap::cache(segment* seg) noexcept {
     cached_oldest_ = seg;
   }
   cached_ = seg;
-  ++cached_count_;
-  cached_bytes.fetch_add(segment_size, std::memory_order_relaxed);
-  if (cached_count_ > max_cached_segments) {
+  // Past the process-wide bound, this heap gives back its oldest (the one
+  // just cached, if it has no other): only the owner may touch a heap's
+  // cache. Relaxed: a statistic and a bound, which racing heaps may pass by
+  // a segment each for a moment.
+  const std::size_t total = cached_bytes.fetch_add(segment_size, std::memory_order_relaxed);
+  if (total + segment_size > max_cached_bytes.load(std::memory_order_relaxed)) {
     drop(take_oldest_cached());
   }
   purge_expired();
@@ -378,7 +383,6 @@ segment* memory_heap::take_cached() noexcept {
   } else {
     cached_oldest_ = nullptr;
   }
-  --cached_count_;
   cached_bytes.fetch_sub(segment_size, std::memory_order_relaxed);
   seg->next = nullptr;
   return seg;
@@ -403,7 +407,6 @@ segment* memory_heap::take_oldest_cached() noexcept {
   } else {
     cached_ = nullptr;
   }
-  --cached_count_;
   cached_bytes.fetch_sub(segment_size, std::memory_order_relaxed);
   seg->prev = nullptr;
   return seg;

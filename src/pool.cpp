@@ -21,6 +21,7 @@
 #include "fjord/detail/cycle_clock.hpp"
 #include "fjord/detail/fork_generation.hpp"
 #include "fjord/detail/futex.hpp"
+#include "fjord/detail/memory_heap.hpp"
 #include "fjord/detail/per_thread.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/pool_core_cold.hpp"
@@ -704,6 +705,9 @@ void pool_core::leave_for_retired_list_locked(worker& w) noexcept {
 }
 
 bool pool_core::park_retired(worker& w) noexcept {
+  // A retired thread may stay parked until the pool ends: its heap's cached
+  // segments go back to the OS now (docs/allocator.md).
+  release_cached_memory_of_this_thread();
   // Retired time counts as parked (pool_stats.hpp).
   worker_counters::open(w.counters.parked_since, steady_ns());
   trace_point(trace_kind::park_begin, static_cast<std::uint32_t>(park_reason::idle));

@@ -204,6 +204,12 @@ scalable_memory_stats scalable_memory_statistics() noexcept {
 
 namespace detail {
 
+void take_back_remote_frees_of_this_thread() noexcept {
+  if (memory_heap* h = thread_heap; h != nullptr) {
+    h->take_back_remote_frees();
+  }
+}
+
 void release_cached_memory_of_this_thread() noexcept {
   if (memory_heap* h = thread_heap; h != nullptr) {
     h->release_cached();

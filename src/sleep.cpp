@@ -135,10 +135,16 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
   bool timed_out = false;
   if (!ready) {
     // Blocks of this thread's scalable heap freed by other threads come back
-    // here at the latest, and its cached empty segments go back to the OS, so
-    // a worker that goes idle after a burst does not keep its memory
-    // (docs/allocator.md). Two loads when there is nothing to do.
-    release_cached_memory_of_this_thread();
+    // here at the latest, so a worker that goes idle after a burst does not
+    // keep its memory mapped; idle for want of work, it also gives back its
+    // cached empty segments, but not in a join wait, after which its job
+    // goes on allocating (docs/allocator.md). A load or two when there is
+    // nothing to do.
+    if (until == nullptr) {
+      release_cached_memory_of_this_thread();
+    } else {
+      take_back_remote_frees_of_this_thread();
+    }
     w.counters.parks.bump();
     worker_counters::open(w.counters.parked_since, steady_ns());
     // While a coroutine waits for an fd, one parked worker waits in the

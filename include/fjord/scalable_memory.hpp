@@ -40,12 +40,14 @@ struct scalable_memory_stats {
   /// blocks, with the padding an over-aligned large block needs); pages given
   /// back with MADV_DONTNEED inside a kept mapping still count.
   std::size_t bytes_mapped = 0;
-  /// Of bytes_mapped: empty segments (4 MiB each) kept committed by heaps
-  /// for reuse until the purge delay passes (scalable_memory_set_purge_delay).
-  std::size_t bytes_cached = 0;
   /// Heaps ever made. A heap outlives its thread and the next thread that
   /// allocates adopts it, so threads that come one after another share one.
   std::size_t heaps = 0;
+  /// Of bytes_mapped: empty segments (4 MiB each) kept committed by heaps
+  /// for reuse until the purge delay passes (scalable_memory_set_purge_delay).
+  /// Each figure is read on its own, so under concurrent frees the set is
+  /// not one instant's.
+  std::size_t bytes_cached = 0;
 };
 
 /// What the scalable allocator holds right now, process-wide.
@@ -60,11 +62,12 @@ void scalable_memory_release() noexcept;
 
 /// How long a segment whose blocks have all been freed stays committed in
 /// its heap for reuse before it goes back to the OS: one second unless set.
-/// A heap gives back its expired segments the next time its thread needs a
-/// fresh span or empties one, so a thread that stops calling the allocator
-/// keeps them (at most 1 GiB) until it calls again, calls
-/// scalable_memory_release(), or exits. Zero gives each segment back as
-/// soon as it is empty (a heap still keeps one spare, decommitted). A
+/// A heap gives back its expired segments when its thread next needs a
+/// fresh span or empties a segment, so a thread that stops doing either
+/// keeps them until it does, calls scalable_memory_release(), or exits; a
+/// pool worker gives them all back when it goes idle. All heaps together
+/// keep at most 1 GiB so. Zero gives each segment back as soon as it is
+/// empty (a heap still keeps one spare, decommitted). A
 /// negative delay throws std::invalid_argument naming it; one too long for
 /// a count of nanoseconds is kept as the longest that fits (about 292 years).
 /// Process-wide; heaps see a change on their next slow path.

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "fjord/detail/memory_heap.hpp"
 #include "fjord/detail/size_classes.hpp"
 #include "fjord/pool.hpp"
 
@@ -315,17 +316,24 @@ TEST(scalable_memory, a_burst_freed_by_its_own_thread_stays_committed_and_is_reu
   EXPECT_LE(mapped(), before + segment_bytes);
 }
 
+// The delay is long enough that a burst's frees, under a sanitizer on a
+// loaded machine, end before the first segments they cache expire; the sleep
+// is long enough that they all have.
+constexpr std::chrono::milliseconds test_delay{300};
+constexpr std::chrono::milliseconds past_test_delay{1000};
+
 TEST(scalable_memory, cached_segments_go_back_once_the_purge_delay_has_passed) {
-  const purge_delay_for_this_test short_delay(std::chrono::milliseconds(20));
+  const purge_delay_for_this_test delay(test_delay);
   fjord::scalable_memory_release();
   const std::size_t before = mapped();
   const std::size_t cached_before = cached();
   for (void* p : burst_of_256_byte_blocks()) {
     scalable_deallocate(p);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  // The next slow path purges: 600 blocks are more than the span kept for
-  // the class holds, so this thread needs fresh spans.
+  EXPECT_GE(cached(), cached_before + (std::size_t{40} << 20));
+  std::this_thread::sleep_for(past_test_delay);
+  // Needing a fresh span purges: 600 blocks are more than the span kept
+  // for the class holds.
   std::vector<void*> more;
   for (int i = 0; i < 600; ++i) {
     more.push_back(scalable_allocate(256));
@@ -339,7 +347,7 @@ TEST(scalable_memory, cached_segments_go_back_once_the_purge_delay_has_passed) {
 }
 
 TEST(scalable_memory, emptying_a_segment_purges_the_cached_ones_past_the_delay) {
-  const purge_delay_for_this_test short_delay(std::chrono::milliseconds(20));
+  const purge_delay_for_this_test delay(test_delay);
   fjord::scalable_memory_release();
   const std::size_t cached_before = cached();
   const std::vector<void*> first = burst_of_256_byte_blocks();
@@ -347,7 +355,8 @@ TEST(scalable_memory, emptying_a_segment_purges_the_cached_ones_past_the_delay) 
   for (void* p : first) {
     scalable_deallocate(p);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_GE(cached(), cached_before + (std::size_t{40} << 20));
+  std::this_thread::sleep_for(past_test_delay);
   // No allocation from here on: only the frees that empty the second
   // burst's segments can purge the first burst's.
   for (void* p : second) {
@@ -358,27 +367,72 @@ TEST(scalable_memory, emptying_a_segment_purges_the_cached_ones_past_the_delay) 
   fjord::scalable_memory_release();
 }
 
-TEST(scalable_memory, a_heap_keeps_at_most_a_gibibyte_of_empty_segments) {
+TEST(scalable_memory, all_heaps_together_keep_at_most_the_cache_bound) {
   const purge_delay_for_this_test long_delay(forever);
+  // 1 GiB in use; lowered so that the test maps little.
+  const std::size_t bound = std::size_t{64} << 20;
+  const std::size_t old_bound = fjord::detail::max_cached_bytes.exchange(bound);
   fjord::scalable_memory_release();
   const std::size_t before = mapped();
   const std::size_t cached_before = cached();
-  // 2,600 blocks of 512 KiB: 1.3 GiB of address space, two blocks per span;
-  // each costs one page fault (its free-list link).
-  std::vector<void*> blocks;
-  for (int i = 0; i < 2600; ++i) {
-    blocks.push_back(scalable_allocate(std::size_t{512} << 10));
-  }
-  EXPECT_GT(mapped(), before + (std::size_t{1300} << 20));
-  for (void* p : blocks) {
+  const std::vector<void*> first = burst_of_256_byte_blocks();
+  const std::vector<void*> second = burst_of_256_byte_blocks();
+  for (void* p : first) {
     scalable_deallocate(p);
   }
-  EXPECT_EQ(cached(), cached_before + (std::size_t{1} << 30));
-  // The cache, the spare, and the segment of the span kept for the class.
-  EXPECT_LE(mapped(), before + (std::size_t{1} << 30) + 2 * segment_bytes);
+  for (void* p : second) {
+    scalable_deallocate(p);
+  }
+  // 100 MiB freed: the cache filled up to the bound and no further.
+  EXPECT_GE(cached(), bound - 2 * segment_bytes);
+  EXPECT_LE(cached(), bound);
+  // Another heap's frees do not add to it either.
+  std::thread([&] {
+    for (void* p : burst_of_256_byte_blocks()) {
+      scalable_deallocate(p);
+    }
+    EXPECT_LE(cached(), bound);
+  }).join();
   fjord::scalable_memory_release();
   EXPECT_EQ(cached(), cached_before);
   EXPECT_LE(mapped(), before + segment_bytes);
+  fjord::detail::max_cached_bytes.store(old_bound);
+}
+
+TEST(scalable_memory, a_retiring_worker_gives_back_its_cached_segments) {
+  const purge_delay_for_this_test long_delay(forever);
+  fjord::pool pool(fjord::pool_options{.workers = 2});
+  const std::size_t before = mapped();
+  const std::size_t cached_before = cached();
+  // Both workers cache a burst and wait in their job until the pool has
+  // shrunk, so that the one that leaves retires straight from its job.
+  std::atomic<int> cached_bursts{0};
+  std::atomic<bool> shrunk{false};
+  for (std::size_t t = 0; t < 2; ++t) {
+    pool.post_to(t, [&] {
+      for (void* p : burst_of_256_byte_blocks()) {
+        scalable_deallocate(p);
+      }
+      cached_bursts.fetch_add(1);
+      while (!shrunk.load()) {
+        std::this_thread::yield();
+      }
+    });
+  }
+  while (cached_bursts.load() != 2) {
+    std::this_thread::yield();
+  }
+  EXPECT_GE(cached(), cached_before + (std::size_t{80} << 20));
+  pool.resize(1);
+  shrunk.store(true);
+  const std::size_t bound = before + 4 * segment_bytes;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while ((mapped() > bound || cached() > cached_before) &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(cached(), cached_before);
+  EXPECT_LE(mapped(), bound);
 }
 
 TEST(scalable_memory, a_worker_that_goes_idle_gives_back_its_cached_segments) {

@@ -59,9 +59,10 @@ class memory_heap {
   // cached and spare segments, and the free pages of live segments.
   void release_unused() noexcept;
 
-  // Owner only, when its thread goes idle (a pool worker about to park):
-  // takes back remote frees, and gives every cached segment back at once
-  // rather than after the purge delay, since nothing may come to reuse it.
+  // Owner only, when its thread goes idle (a pool worker about to park
+  // with no work, or retiring): takes back remote frees, and gives every
+  // cached segment back at once rather than after the purge delay, since
+  // nothing may come to reuse it.
   void release_cached() noexcept {
     take_back_remote_frees();
     if (cached_ != nullptr) {
@@ -142,7 +143,6 @@ class memory_heap {
   // memory to the OS").
   segment* cached_ = nullptr;
   segment* cached_oldest_ = nullptr;
-  std::size_t cached_count_ = 0;
   segment* spare_ = nullptr;  // one empty segment, decommitted, kept for reuse
   std::atomic<std::size_t> allocated_{0};
   std::atomic<std::size_t> freed_{0};
@@ -154,9 +154,14 @@ class memory_heap {
 };
 
 // The calling thread's heap, if it has one, takes back what other threads
-// freed into its full spans and gives its cached segments back to the OS. A
-// pool worker calls it before it parks, so a burst allocated on a worker
-// goes back to the OS when the worker goes idle, wherever it was freed.
+// freed into its full spans. A pool worker calls it before it parks in a
+// wait, so a burst allocated on a worker and freed elsewhere goes back to
+// the OS even if that worker allocates nothing more of that size.
+void take_back_remote_frees_of_this_thread() noexcept;
+
+// The same, and the heap gives its cached segments back to the OS. A pool
+// worker calls it when it parks for want of work or retires: nothing on it
+// may come to reuse them.
 void release_cached_memory_of_this_thread() noexcept;
 
 // How long an empty segment stays committed in its heap's cache, in ns
@@ -166,5 +171,10 @@ inline std::atomic<std::int64_t> purge_delay_ns{1'000'000'000};
 
 // Bytes of the segments in heap caches, process-wide. Relaxed: a statistic.
 inline std::atomic<std::size_t> cached_bytes{0};
+
+// The most all heaps together keep cached (1 GiB), however long the delay:
+// threads that free bursts and then stop calling the allocator hold no more
+// than that. A variable so that a test can lower it.
+inline std::atomic<std::size_t> max_cached_bytes{std::size_t{1} << 30};
 
 }  // namespace fjord::detail

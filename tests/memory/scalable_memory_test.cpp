@@ -316,6 +316,19 @@ TEST(scalable_memory, a_burst_freed_by_its_own_thread_stays_committed_and_is_reu
   EXPECT_LE(mapped(), before + segment_bytes);
 }
 
+// Waits until the pool's workers have given their memory back, as they do
+// when they park or retire (at the latest a spin budget after their last
+// job): a generous deadline, so a loaded machine does not fail the test.
+void expect_given_back_by_a_worker(std::size_t mapped_bound, std::size_t cached_bound) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while ((mapped() > mapped_bound || cached() > cached_bound) &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_LE(cached(), cached_bound);
+  EXPECT_LE(mapped(), mapped_bound);
+}
+
 // The delay is long enough that a burst's frees, under a sanitizer on a
 // loaded machine, end before the first segments they cache expire; the sleep
 // is long enough that they all have.
@@ -426,13 +439,7 @@ TEST(scalable_memory, a_retiring_worker_gives_back_its_cached_segments) {
   pool.resize(1);
   shrunk.store(true);
   const std::size_t bound = before + 4 * segment_bytes;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while ((mapped() > bound || cached() > cached_before) &&
-         std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  EXPECT_EQ(cached(), cached_before);
-  EXPECT_LE(mapped(), bound);
+  expect_given_back_by_a_worker(bound, cached_before);
 }
 
 TEST(scalable_memory, a_worker_that_goes_idle_gives_back_its_cached_segments) {
@@ -449,21 +456,14 @@ TEST(scalable_memory, a_worker_that_goes_idle_gives_back_its_cached_segments) {
     return at_peak;
   });
   EXPECT_GT(peak, before + (std::size_t{40} << 20));
-  // The worker parks at the latest a spin budget after its last job; a
-  // generous deadline, so a loaded machine does not fail the test.
   const std::size_t bound = before + 2 * segment_bytes;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while ((mapped() > bound || cached() > cached_before) &&
-         std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  EXPECT_EQ(cached(), cached_before);
-  EXPECT_LE(mapped(), bound);
+  expect_given_back_by_a_worker(bound, cached_before);
 }
 
 TEST(scalable_memory, a_worker_that_goes_idle_takes_back_a_burst_freed_elsewhere) {
   fjord::pool pool(fjord::pool_options{.workers = 1});
   const std::size_t before = mapped();
+  const std::size_t cached_before = cached();
   const std::vector<void*> blocks = pool.call([] { return burst_of_256_byte_blocks(); });
   EXPECT_GT(mapped(), before + (std::size_t{40} << 20));
   for (void* p : blocks) {
@@ -473,14 +473,7 @@ TEST(scalable_memory, a_worker_that_goes_idle_takes_back_a_burst_freed_elsewhere
   // What may stay: the empty span kept for the class, the spare segment,
   // and the span the worker was still allocating from (its remote frees
   // come back when the worker next allocates from it): three segments.
-  // The worker parks at the latest a spin budget after its last job; a
-  // generous deadline, so a loaded machine does not fail the test.
-  const std::size_t bound = before + 3 * (std::size_t{4} << 20);
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (mapped() > bound && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  EXPECT_LE(mapped(), bound);
+  expect_given_back_by_a_worker(before + 3 * segment_bytes, cached_before);
 }
 
 TEST(scalable_memory, release_gives_a_burst_back_to_the_os) {

@@ -278,7 +278,9 @@ span* memory_heap::new_span(unsigned size_class) noexcept {
   }
   if (seg == nullptr) {
     if (cached_ != nullptr) {
-      seg = take_cached();
+      // The newest: the most likely to be still in the TLB and the caches,
+      // and the older ones are the next to expire.
+      seg = unlink_cached(cached_);
     } else if (spare_ != nullptr) {
       seg = spare_;
       spare_ = nullptr;
@@ -368,23 +370,17 @@ void memory_heap::cache(segment* seg) noexcept {
   // a segment each for a moment.
   const std::size_t total = cached_bytes.fetch_add(segment_size, std::memory_order_relaxed);
   if (total + segment_size > max_cached_bytes.load(std::memory_order_relaxed)) {
-    drop(take_oldest_cached());
+    drop(unlink_cached(cached_oldest_));
   }
   purge_expired();
 }
 
-segment* memory_heap::take_cached() noexcept {
-  // The newest: the most likely to be still in the TLB and the caches, and
-  // the older ones are the next to expire.
-  segment* seg = cached_;
-  cached_ = seg->next;
-  if (cached_ != nullptr) {
-    cached_->prev = nullptr;
-  } else {
-    cached_oldest_ = nullptr;
-  }
-  cached_bytes.fetch_sub(segment_size, std::memory_order_relaxed);
+segment* memory_heap::unlink_cached(segment* seg) noexcept {
+  (seg->prev != nullptr ? seg->prev->next : cached_) = seg->next;
+  (seg->next != nullptr ? seg->next->prev : cached_oldest_) = seg->prev;
   seg->next = nullptr;
+  seg->prev = nullptr;
+  cached_bytes.fetch_sub(segment_size, std::memory_order_relaxed);
   return seg;
 }
 
@@ -395,21 +391,8 @@ void memory_heap::purge_expired() noexcept {
 
 void memory_heap::purge_cached(std::int64_t cutoff) noexcept {
   while (cached_oldest_ != nullptr && cached_oldest_->emptied_at <= cutoff) {
-    drop(take_oldest_cached());
+    drop(unlink_cached(cached_oldest_));
   }
-}
-
-segment* memory_heap::take_oldest_cached() noexcept {
-  segment* seg = cached_oldest_;
-  cached_oldest_ = seg->prev;
-  if (cached_oldest_ != nullptr) {
-    cached_oldest_->next = nullptr;
-  } else {
-    cached_ = nullptr;
-  }
-  cached_bytes.fetch_sub(segment_size, std::memory_order_relaxed);
-  seg->prev = nullptr;
-  return seg;
 }
 
 void memory_heap::drop(segment* seg) noexcept {
@@ -456,7 +439,7 @@ void memory_heap::release_unused() noexcept {
 
 void memory_heap::return_free_memory() noexcept {
   while (cached_ != nullptr) {
-    os_unmap(take_cached(), segment_size);
+    os_unmap(unlink_cached(cached_), segment_size);
   }
   if (spare_ != nullptr) {
     os_unmap(spare_, segment_size);

@@ -661,6 +661,46 @@ TEST(scalable_memory, allocates_and_frees_during_thread_exit) {
   EXPECT_EQ(in_use(), before);
 }
 
+TEST(scalable_memory, a_forked_child_counts_but_does_not_reuse_another_threads_cache) {
+  const purge_delay_for_this_test long_delay(forever);
+  fjord::scalable_memory_release();
+  std::atomic<bool> cached_burst{false};
+  std::atomic<bool> forked{false};
+  std::thread other([&] {
+    for (void* p : burst_of_256_byte_blocks()) {
+      scalable_deallocate(p);
+    }
+    cached_burst.store(true);
+    while (!forked.load()) {
+      std::this_thread::yield();
+    }
+  });
+  while (!cached_burst.load()) {
+    std::this_thread::yield();
+  }
+  const std::size_t cached_at_fork = cached();
+  ASSERT_GE(cached_at_fork, std::size_t{40} << 20);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // The other thread's heap is lost to the child: its cache still counts,
+    // and a burst here maps segments of its own.
+    const bool counted = cached() == cached_at_fork;
+    const std::size_t before = mapped();
+    const std::vector<void*> blocks = burst_of_256_byte_blocks();
+    const bool mapped_afresh = mapped() > before + (std::size_t{40} << 20);
+    for (void* p : blocks) {
+      scalable_deallocate(p);
+    }
+    ::_exit(counted && mapped_afresh ? 0 : 1);
+  }
+  forked.store(true);
+  other.join();
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 TEST(scalable_memory, a_forked_child_allocates_while_the_parent_has_threads) {
   std::atomic<bool> stop{false};
   std::thread busy([&] {

@@ -128,8 +128,7 @@ class memory_heap {
   template <class F>
   void for_each_span(F f) noexcept;
   void cache(segment* seg) noexcept;
-  segment* take_cached() noexcept;  // the newest
-  segment* take_oldest_cached() noexcept;
+  segment* unlink_cached(segment* seg) noexcept;  // off the cache, still mapped
   // Gives back the cached segments that went empty at or before `cutoff`.
   void purge_cached(std::int64_t cutoff) noexcept;
   void purge_expired() noexcept;

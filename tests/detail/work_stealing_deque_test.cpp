@@ -1,9 +1,13 @@
 #include "fjord/detail/work_stealing_deque.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -289,6 +293,55 @@ TEST(work_stealing_deque, stress_exactly_once_three_thieves) {
 }
 TEST(work_stealing_deque, stress_exactly_once_across_the_index_wrap) {
   hammer(2, 200000, 0xFFFF0000u);
+}
+
+// How many pages of [p, p + bytes) are resident.
+std::size_t resident_pages(const void* p, std::size_t bytes) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t offset = reinterpret_cast<std::uintptr_t>(p) & (page - 1);
+  const std::size_t length = offset + bytes;
+  std::vector<unsigned char> in_core((length + page - 1) / page);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): mincore takes a void*, reads nothing
+  void* start = const_cast<char*>(static_cast<const char*>(p) - offset);
+  if (mincore(start, length, in_core.data()) != 0) {
+    ADD_FAILURE() << "mincore failed, errno " << errno;
+    return 0;
+  }
+  std::size_t n = 0;
+  for (const unsigned char c : in_core) {
+    n += c & 1;
+  }
+  return n;
+}
+
+TEST(work_stealing_deque, a_large_ring_commits_no_page_before_the_deque_reaches_it) {
+  // The pool's default capacity: a 512 KiB ring per worker, made on the
+  // path of every thread a pool starts. The heap is first left holding a
+  // freed, dirty block of that size (glibc serves large blocks from its
+  // heap once one has been freed), which a calloc'ed ring would reuse and
+  // zero page by page.
+  constexpr std::size_t capacity = std::size_t{1} << 16;
+  constexpr std::size_t bytes = capacity * sizeof(job*);
+  fjord::detail::census census;
+  { const work_stealing_deque first(capacity, census); }
+  void* dirty = std::malloc(bytes);
+  ASSERT_NE(dirty, nullptr);
+  std::memset(dirty, 0xA5, bytes);
+  void* after = std::malloc(64);  // keeps the freed block from being trimmed
+  std::free(dirty);
+  {
+    work_stealing_deque deque(capacity, census);
+    EXPECT_LE(resident_pages(deque.ring(), bytes), 1u);
+    test_job j;
+    for (std::size_t i = 0; i < std::size_t{3} * 1024;
+         ++i) {  // 24 KiB of slots: a handful of pages
+      ASSERT_TRUE(deque.push(&j));
+    }
+    EXPECT_LE(resident_pages(deque.ring(), bytes), 8u);
+    while (deque.pop() != nullptr) {
+    }
+  }
+  std::free(after);
 }
 
 }  // namespace

@@ -47,17 +47,14 @@ class work_stealing_deque {
         top_cache_(first_index),
         mask_(static_cast<std::uint32_t>(capacity - 1)),
         census_(&thieves),
-        // calloc: untouched pages of a large array are never committed.
-        slots_(static_cast<job**>(std::calloc(capacity, sizeof(job*)))),
+        // Zeroed; untouched pages of a large ring are never committed.
+        slots_(allocate_slots(capacity)),
         ends_(pack(first_index, first_index)) {
     FJORD_ASSERT(
         capacity >= 2 && capacity <= (std::size_t{1} << 30) && (capacity & (capacity - 1)) == 0,
         "work_stealing_deque: capacity must be a power of two in [2, 2^30]");
-    if (slots_ == nullptr) {
-      throw std::bad_alloc();
-    }
   }
-  ~work_stealing_deque() { std::free(slots_); }
+  ~work_stealing_deque() { free_slots(slots_, std::size_t{mask_} + 1); }
   work_stealing_deque(const work_stealing_deque&) = delete;
   work_stealing_deque& operator=(const work_stealing_deque&) = delete;
 
@@ -204,7 +201,15 @@ class work_stealing_deque {
     return n > 0 ? static_cast<std::size_t>(n) : 0;
   }
 
+  // The ring's first slot, for tests that look at which of its pages are
+  // committed.
+  const void* ring() const noexcept { return slots_; }
+
  private:
+  // The ring of `capacity` zeroed slots (src/work_stealing_deque.cpp).
+  static job** allocate_slots(std::size_t capacity);
+  static void free_slots(job** slots, std::size_t capacity) noexcept;
+
   static std::uint32_t top_of(std::uint64_t e) noexcept { return static_cast<std::uint32_t>(e); }
   static std::uint32_t split_of(std::uint64_t e) noexcept {
     return static_cast<std::uint32_t>(e >> 32);

@@ -6,6 +6,9 @@
 //   --size compute tasks and size/100 IO tasks, one IO task after every 100
 //   compute tasks, on 2 workers; the figure is the makespan in ms. `ideal`
 //   runs the compute tasks alone (the sleeps costing nothing).
+//   `block_in_place-over-ideal` runs an ideal round and a block_in_place
+//   round back to back (in turn first) and reports their ratio: the noise
+//   of a shared host moves both alike.
 // priority_latency: 2 workers busy with a backlog of --size 50 us jobs; a
 //   job posted every ms; the figure is the p99 of post-to-start in us (p50
 //   beside it). `high-over-low` is the shape (low backlog, high
@@ -168,11 +171,30 @@ int main(int argc, char** argv) {
   const bench::args& a = n.a;
   if (n.name == "mixed_io_compute") {
     if (a.impl != "ideal" && a.impl != "fjord-fixed" && a.impl != "fjord-replace" &&
-        a.impl != "fjord-block_in_place") {
+        a.impl != "fjord-block_in_place" && a.impl != "block_in_place-over-ideal") {
       bench::unknown_impl(a.impl);
     }
     const long tasks = a.size > 0 ? a.size : 100'000;
     const long io_tasks = tasks / 100;
+    if (a.impl == "block_in_place-over-ideal") {
+      // The goal's ratio from rounds run back to back in one process, so
+      // that both halves of a pair see the machine in the same state.
+      bool ideal_first = true;
+      bench::run_rounds(a, "x ideal", static_cast<double>(tasks + io_tasks), [&] {
+        double ideal = 0;
+        double blocking = 0;
+        if (ideal_first) {
+          ideal = mixed_round("ideal", tasks);
+          blocking = mixed_round("fjord-block_in_place", tasks);
+        } else {
+          blocking = mixed_round("fjord-block_in_place", tasks);
+          ideal = mixed_round("ideal", tasks);
+        }
+        ideal_first = !ideal_first;
+        return blocking / ideal;
+      });
+      return 0;
+    }
     bench::run_rounds(a, "ms", static_cast<double>(tasks + io_tasks),
                       [&] { return mixed_round(a.impl, tasks); });
   } else if (n.name == "priority_latency") {

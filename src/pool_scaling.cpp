@@ -15,6 +15,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include "fjord/detail/fork_generation.hpp"
@@ -284,6 +285,35 @@ bool wanted_cpu(int fd, std::chrono::nanoseconds& out) noexcept {
   return true;
 }
 
+// Whether the thread is on a run queue now (state R in
+// /proc/self/task/<tid>/stat). schedstat's wait time grows only when a
+// waiting thread gets its CPU, so a computing thread kept off the CPUs for
+// the whole window by a loaded machine shows no progress there; its state
+// tells it apart from a thread asleep in the kernel. Unknown counts as
+// runnable: never presume what cannot be seen.
+bool runnable_now(int tid) noexcept {
+  std::array<char, 64> path{};
+  std::snprintf(path.data(), path.size(), "/proc/self/task/%d/stat", tid);
+  const int fd = ::open(path.data(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return true;
+  }
+  std::array<char, 128> text{};
+  const ssize_t n = ::read(fd, text.data(), text.size() - 1);
+  ::close(fd);
+  if (n <= 0) {
+    return true;
+  }
+  // "tid (name) S ...": the name may hold spaces and parentheses, so the
+  // state follows the last ')'.
+  const std::string_view line(text.data(), static_cast<std::size_t>(n));
+  const std::size_t close = line.rfind(')');
+  if (close == std::string_view::npos || close + 2 >= line.size()) {
+    return true;
+  }
+  return line[close + 2] == 'R';
+}
+
 int open_schedstat(int tid) noexcept {
   std::array<char, 64> path{};
   std::snprintf(path.data(), path.size(), "/proc/self/task/%d/schedstat", tid);
@@ -339,7 +369,8 @@ void pool_core::replace_blocked_workers(steady_clock::time_point now, bool work_
       // Wanted under half a CPU over the window: blocked, not computing
       // (a computing job gains nothing from a second thread on its CPU).
       if (work_waits && stuck >= cold_->replace_blocked_after &&
-          2 * (wanted - s.wanted_at_since) < stuck) {
+          2 * (wanted - s.wanted_at_since) < stuck &&
+          !runnable_now(w.tid.load(std::memory_order_relaxed))) {
         w.presumed_blocked.store(true, std::memory_order_relaxed);
         phantoms += leave_running_locked() ? 1 : 0;
         s.window_open = false;

@@ -3,8 +3,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <new>
 
 #include "fjord/detail/assert.hpp"
 #include "fjord/detail/asymmetric_fence.hpp"
@@ -45,15 +43,11 @@ class work_stealing_deque {
       : bottom_(first_index),
         split_(first_index),
         top_cache_(first_index),
-        mask_(static_cast<std::uint32_t>(capacity - 1)),
+        mask_(static_cast<std::uint32_t>(checked_capacity(capacity) - 1)),
         census_(&thieves),
-        // Zeroed; untouched pages of a large ring are never committed.
+        // Untouched pages of a large ring are never committed.
         slots_(allocate_slots(capacity)),
-        ends_(pack(first_index, first_index)) {
-    FJORD_ASSERT(
-        capacity >= 2 && capacity <= (std::size_t{1} << 30) && (capacity & (capacity - 1)) == 0,
-        "work_stealing_deque: capacity must be a power of two in [2, 2^30]");
-  }
+        ends_(pack(first_index, first_index)) {}
   ~work_stealing_deque() { free_slots(slots_, std::size_t{mask_} + 1); }
   work_stealing_deque(const work_stealing_deque&) = delete;
   work_stealing_deque& operator=(const work_stealing_deque&) = delete;
@@ -207,6 +201,13 @@ class work_stealing_deque {
 
  private:
   // The ring of `capacity` zeroed slots (src/work_stealing_deque.cpp).
+  // Checked before anything is allocated for it.
+  static std::size_t checked_capacity(std::size_t capacity) noexcept {
+    FJORD_ASSERT(
+        capacity >= 2 && capacity <= (std::size_t{1} << 30) && (capacity & (capacity - 1)) == 0,
+        "work_stealing_deque: capacity must be a power of two in [2, 2^30]");
+    return capacity;
+  }
   static job** allocate_slots(std::size_t capacity);
   static void free_slots(job** slots, std::size_t capacity) noexcept;
 
@@ -327,8 +328,9 @@ class work_stealing_deque {
     }
   }
 
-  // The slots are plain job* (calloc'd, implicit lifetime) accessed only
-  // through atomic_ref.
+  // The slots are plain job* (from calloc or mmap: implicit lifetime)
+  // accessed only through atomic_ref. A slot is written before any pop or
+  // successful steal uses it; a thief that reads one early loses its CAS.
   std::atomic_ref<job*> slot(std::uint32_t i) noexcept {
     return std::atomic_ref<job*>(slots_[i & mask_]);
   }

@@ -5,8 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <system_error>
+
+#include "fjord/detail/fork_generation.hpp"
 
 namespace fjord::detail {
 
@@ -22,11 +26,35 @@ socket_handle::socket_handle(int fd) : fd_(fd), state_(0) {
   }
   try {
     registration_ = &reactor::instance().add(fd);
+  } catch (const std::system_error& e) {
+    // EEXIST: the fd is registered already, so another fjord object owns
+    // it; closing it here would pull it from under that owner.
+    if (e.code() != std::errc::file_exists) {
+      ::close(fd);
+    }
+    fd_ = -1;
+    state_.store(closing_bit, std::memory_order_relaxed);
+    throw;
   } catch (...) {
     ::close(fd);
     fd_ = -1;
     state_.store(closing_bit, std::memory_order_relaxed);
     throw;
+  }
+}
+
+socket_handle::~socket_handle() {
+  close();
+  // Operations still in progress hold pointers to this object and would
+  // touch it (and close whatever fd number it held) after it is gone: the
+  // socket was destroyed, not just closed, while another coroutine was
+  // using it. Fail loudly here rather than corrupt memory later.
+  if (state_.load(std::memory_order_acquire) != closing_bit) [[unlikely]] {
+    std::fprintf(stderr,
+                 "fjord: a socket (fd %d) was destroyed while an operation on it was still in "
+                 "progress; close() it and let that operation end first\n",
+                 fd_);
+    std::abort();
   }
 }
 
@@ -94,9 +122,18 @@ void socket_handle::throw_unless_ready(io_status s, const char* what) const {
     case io_status::canceled:
       throw_error(ECANCELED, what);
     case io_status::closed:
-      throw std::system_error(
-          EBADF, std::generic_category(),
-          std::string("fjord: ") + what + ": the socket was closed while the operation waited");
+      if (registration_ != nullptr && registration_->fork_generation != fork_generation()) {
+        // The registration is the parent's: this process's reactor has
+        // never seen the fd, so no wait on it can end by readiness.
+        throw std::system_error(EBADF, std::generic_category(),
+                                std::string("fjord: ") + what + " on fd " + std::to_string(fd_) +
+                                    ": the socket was made before a fork() and cannot wait in "
+                                    "the child (use it there with blocking system calls, or "
+                                    "make a new one)");
+      }
+      throw std::system_error(EBADF, std::generic_category(),
+                              std::string("fjord: ") + what + " on fd " + std::to_string(fd_) +
+                                  ": the socket was closed while the operation waited");
   }
 }
 

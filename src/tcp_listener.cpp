@@ -44,7 +44,8 @@ tcp_listener tcp_listener::bind(const ip_endpoint& at, int backlog) {
   const int fd =
       ::socket(at.is_v6() ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
-    throw std::system_error(errno, std::generic_category(),
+    const int failure = errno;  // read before the message allocates
+    throw std::system_error(failure, std::generic_category(),
                             "fjord: cannot make a socket to listen on " + at.to_string());
   }
   tcp_listener l(fd);
@@ -52,7 +53,8 @@ tcp_listener tcp_listener::bind(const ip_endpoint& at, int backlog) {
   if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0 ||
       (at.is_v6() && ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on) != 0) ||
       ::bind(fd, at.data(), at.size()) != 0 || ::listen(fd, backlog) != 0) {
-    throw std::system_error(errno, std::generic_category(),
+    const int failure = errno;  // read before the message allocates
+    throw std::system_error(failure, std::generic_category(),
                             "fjord: cannot listen on " + at.to_string());
   }
   return l;

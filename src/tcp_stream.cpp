@@ -17,14 +17,16 @@ task<tcp_stream> tcp_stream::connect(ip_endpoint to, io_deadline deadline) {
   const int fd =
       ::socket(to.is_v6() ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
-    throw std::system_error(errno, std::generic_category(),
+    const int failure = errno;  // read before the message allocates
+    throw std::system_error(failure, std::generic_category(),
                             "fjord: cannot make a socket to connect to " + to.to_string());
   }
   tcp_stream s(fd, tcp_socket);
   s.set_no_delay(true);
   if (::connect(fd, to.data(), to.size()) != 0) {
     if (errno != EINPROGRESS) {
-      throw std::system_error(errno, std::generic_category(),
+      const int failure = errno;  // read before the message allocates
+      throw std::system_error(failure, std::generic_category(),
                               "fjord: connect to " + to.to_string());
     }
     // Writable is not proof of a connection: a fresh socket reports
@@ -48,7 +50,8 @@ task<tcp_stream> tcp_stream::connect(ip_endpoint to, io_deadline deadline) {
         break;
       }
       if (errno != ENOTCONN) {
-        throw std::system_error(errno, std::generic_category(),
+        const int failure = errno;  // read before the message allocates
+        throw std::system_error(failure, std::generic_category(),
                                 "fjord: connect to " + to.to_string());
       }
     }

@@ -13,12 +13,14 @@ udp_socket udp_socket::bind(const ip_endpoint& at) {
   const int fd =
       ::socket(at.is_v6() ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
-    throw std::system_error(errno, std::generic_category(),
+    const int failure = errno;  // read before the message allocates
+    throw std::system_error(failure, std::generic_category(),
                             "fjord: cannot make a UDP socket for " + at.to_string());
   }
   udp_socket s(fd);
   if (::bind(fd, at.data(), at.size()) != 0) {
-    throw std::system_error(errno, std::generic_category(),
+    const int failure = errno;  // read before the message allocates
+    throw std::system_error(failure, std::generic_category(),
                             "fjord: cannot bind to " + at.to_string());
   }
   return s;

@@ -26,7 +26,10 @@ class tcp_listener {
   /// errors accept(2) passes on: EPROTO, ENETDOWN, EHOSTUNREACH...) are
   /// skipped and the next connection taken. Errors of the listener or the
   /// process (EMFILE, ENFILE, ENOBUFS, EBADF) throw std::system_error with
-  /// the errno; the connection stays queued for a later accept.
+  /// the errno; the connection stays queued for a later accept. A connection
+  /// accepted whose socket epoll then refuses (ENOSPC past max_user_watches,
+  /// ENOMEM) is closed, and that error thrown. One accept may wait at a
+  /// time: a second that has to wait meanwhile throws std::logic_error.
   task<tcp_stream> accept(io_deadline deadline = {});
 
   /// The address it listens on (the port the system picked, if it was 0).

@@ -24,12 +24,18 @@ class end_of_stream : public std::runtime_error {
 /// throws one with std::errc::timed_out and a stop one with
 /// std::errc::operation_canceled (an operation that returns data has no
 /// value to return then). One read and one write may be in flight at once
-/// (from different coroutines); a second one in the same direction throws
-/// std::logic_error.
+/// (from different coroutines); a second one in the same direction that has
+/// to wait while the first waits throws std::logic_error (two that never
+/// wait are not caught: do not issue them). Destroying the stream while an
+/// operation on it is in progress aborts the process, naming the fd: close()
+/// it and let that operation end first.
 class tcp_stream {
  public:
   tcp_stream() noexcept = default;
-  /// Adopts a connected socket fd (made non-blocking and registered).
+  /// Adopts a connected socket fd (made non-blocking and registered). Takes
+  /// ownership even when it throws (the fd is closed then), except when fjord
+  /// has the fd registered already (std::errc::file_exists): it stays with
+  /// its owner.
   explicit tcp_stream(int fd);
 
   /// Connects to `to`. Throws std::system_error (connection refused, timed

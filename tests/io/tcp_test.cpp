@@ -1,3 +1,4 @@
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -26,6 +27,7 @@
 
 #include "fjord/pool.hpp"
 #include "fjord/sleep.hpp"
+#include "fjord/spawn.hpp"
 #include "fjord/stop_token.hpp"
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
@@ -583,6 +585,110 @@ TEST(tcp, operations_on_a_closed_stream_throw) {
   EXPECT_THROW(fjord::sync_wait(s.read(b)), std::system_error);
   EXPECT_THROW(fjord::sync_wait(s.write(b)), std::system_error);
   EXPECT_THROW(s.shutdown_write(), std::system_error);
+}
+
+TEST(tcp, adopting_an_fd_another_stream_owns_throws_and_leaves_it_open) {
+  int fds[2] = {-1, -1};
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  fjord::tcp_stream owner(fds[0]);
+  try {
+    const fjord::tcp_stream second(fds[0]);
+    ADD_FAILURE() << "a second stream adopted fd " << fds[0];
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code(), std::errc::file_exists) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::to_string(fds[0])), std::string::npos) << e.what();
+  }
+  // Still open, and still the owner's: a byte goes through it.
+  EXPECT_NE(::fcntl(fds[0], F_GETFD), -1);
+  ASSERT_EQ(::send(fds[1], "x", 1, 0), 1);
+  std::array<std::byte, 4> buffer{};
+  EXPECT_EQ(fjord::sync_wait(owner.read(buffer, 10s)), 1u);
+  owner.close();
+  ::close(fds[1]);
+}
+
+TEST(tcp, a_second_accept_that_waits_while_one_waits_is_a_logic_error) {
+  fjord::pool pool(fjord::pool_options{.workers = 1});
+  auto listener = fjord::tcp_listener::bind(fjord::ip_endpoint::loopback_v4(0));
+  auto attempt = [&]() -> fjord::task<std::string> {
+    try {
+      co_await listener.accept(300ms);
+      co_return "accepted";
+    } catch (const std::logic_error&) {
+      co_return "logic_error";
+    } catch (const std::system_error& e) {
+      co_return e.code() == std::errc::timed_out ? "timed out" : e.what();
+    }
+  };
+  auto body = [&]() -> fjord::task<std::vector<std::string>> {
+    co_await pool.schedule();
+    auto [a, b] = co_await fjord::when_all(attempt(), attempt());
+    co_return std::vector<std::string>{a, b};
+  };
+  std::vector<std::string> outcomes = fjord::sync_wait(body());
+  std::sort(outcomes.begin(), outcomes.end());
+  EXPECT_EQ(outcomes, (std::vector<std::string>{"logic_error", "timed out"}));
+}
+
+TEST(tcp, a_stream_made_before_a_fork_says_so_when_it_would_wait_in_the_child) {
+  int fds[2] = {-1, -1};
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  fjord::tcp_stream stream(fds[0]);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    int code = 1;
+    try {
+      std::array<std::byte, 4> buffer{};
+      static_cast<void>(fjord::sync_wait(stream.read(buffer, 5s)));
+      code = 2;
+    } catch (const std::system_error& e) {
+      const std::string what = e.what();
+      code = e.code().value() == EBADF && what.find("before a fork()") != std::string::npos &&
+                     what.find("fd " + std::to_string(fds[0])) != std::string::npos
+                 ? 0
+                 : 3;
+    }
+    std::_Exit(code);
+  }
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  stream.close();
+  ::close(fds[1]);
+}
+
+// Destroys a stream while a coroutine's read on it waits (the misuse the
+// destructor must catch).
+void destroy_a_stream_a_read_waits_on() {
+  int fds[2] = {-1, -1};
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    std::_Exit(3);  // not the death the test looks for: its message is missing
+  }
+  fjord::pool pool(fjord::pool_options{.workers = 1});
+  auto* stream = new fjord::tcp_stream(fds[0]);
+  std::atomic<bool> reading{false};
+  fjord::spawn(pool, [](fjord::tcp_stream& s, std::atomic<bool>& r) -> fjord::task<void> {
+    std::array<std::byte, 4> buffer{};
+    r = true;
+    try {
+      co_await s.read(buffer, 30s);
+    } catch (...) {
+    }
+  }(*stream, reading));
+  while (!reading) {
+    std::this_thread::yield();
+  }
+  std::this_thread::sleep_for(100ms);
+  delete stream;  // NOLINT(cppcoreguidelines-owning-memory): the misuse under test
+}
+
+TEST(tcp, destroying_a_stream_while_a_read_is_in_progress_aborts_naming_the_fd) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      destroy_a_stream_a_read_waits_on(),
+      "socket \\(fd [0-9]+\\) was destroyed while an operation on it was still in progress");
 }
 
 // The client side of ten_thousand_concurrent_connections, in a child

@@ -42,7 +42,8 @@ class socket_handle {
 
   socket_handle() noexcept = default;
   // Takes fd; makes it non-blocking and registers it. On failure closes it
-  // and throws std::system_error naming it.
+  // (unless it is registered already, EEXIST: another owner has it) and
+  // throws std::system_error naming it.
   explicit socket_handle(int fd);
   // Moves are for sockets with no operation in progress.
   socket_handle(socket_handle&& other) noexcept
@@ -61,7 +62,9 @@ class socket_handle {
   }
   socket_handle(const socket_handle&) = delete;
   socket_handle& operator=(const socket_handle&) = delete;
-  ~socket_handle() { close(); }
+  // Closes. Aborts (naming the fd) if an operation is still in progress:
+  // that operation would use the object after it is gone.
+  ~socket_handle();
 
   // The fd while an operation is held (or the socket is open); -1 for a
   // socket that never had one.

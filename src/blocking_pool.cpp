@@ -1,10 +1,13 @@
 #include "fjord/detail/blocking_pool.hpp"
 
 #include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -22,6 +25,34 @@ constexpr const char* no_thread_message =
 std::atomic<blocking_pool*> the_pool{nullptr};
 constinit std::mutex creation_mutex;
 bool fork_handler_registered = false;  // guarded by creation_mutex
+
+// A new thread inherits the CPU affinity, scheduling policy and nice value
+// of the thread that made it: here whichever worker submitted the call that
+// found no idle thread, which may be pinned to one CPU (pool_options::cpus,
+// or a worker lending its CPU while it blocks) or set to SCHED_IDLE by a
+// background pool's start hook. The blocking threads serve every pool for
+// their whole lives, so they take the main thread's instead (its pid is its
+// tid): what the process as a whole was given, by taskset or chrt for one.
+// Best effort: a setting the system refuses (a nice value below the
+// inherited one needs a privilege) stays inherited.
+void take_main_thread_placement() noexcept {
+  const pid_t main_thread = ::getpid();
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (::sched_getaffinity(main_thread, sizeof cpus, &cpus) == 0) {
+    static_cast<void>(::sched_setaffinity(0, sizeof cpus, &cpus));
+  }
+  sched_param param{};
+  const int policy = ::sched_getscheduler(main_thread);
+  if (policy >= 0 && ::sched_getparam(main_thread, &param) == 0) {
+    static_cast<void>(::sched_setscheduler(0, policy, &param));
+  }
+  errno = 0;
+  const int nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(main_thread));
+  if (errno == 0) {
+    static_cast<void>(::setpriority(PRIO_PROCESS, 0, nice));
+  }
+}
 
 }  // namespace
 
@@ -59,29 +90,55 @@ void blocking_pool::submit(blocking_call* c) {
     return;
   }
   ++threads_;
+  // Calls still queued (a start refused earlier left them there) go first:
+  // c joins the queue and the new thread starts at its head.
+  blocking_call* first = c;
+  if (head_ != nullptr) {
+    enqueue(c);
+    first = nullptr;
+  }
   lock.unlock();
-  if (start_thread(c)) {
+  if (start_thread(first)) {
     return;
   }
   lock.lock();
   --threads_;
-  if (hand_to_idle(c, lock)) {
-    return;
-  }
-  if (threads_ != 0) {
-    // Running threads look at the queue before they go idle; a thread
-    // still being started either runs (and looks) or fails (and comes here).
-    enqueue(c);
-    return;
+  if (first != nullptr) {
+    if (hand_to_idle(c, lock)) {
+      return;
+    }
+    if (threads_ != 0) {
+      // Running threads look at the queue before they go idle; a thread
+      // still being started either runs (and looks) or fails (and comes here).
+      enqueue(c);
+      return;
+    }
+  } else if (threads_ != 0) {
+    return;  // c is queued, and running threads look at the queue
   }
   // No thread runs and none is being started: the calls queued meanwhile
   // (by submitters that counted on a start that then failed) would wait
-  // forever. They fail with the same error, and so does this one.
+  // forever. They fail with the same error, and so does this one (by the
+  // throw, so it is taken out of the queue if it is there).
   blocking_call* stranded = take_queue();
   lock.unlock();
-  fail_all(stranded);
+  fail_all(without(stranded, c));
   throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
                           no_thread_message);
+}
+
+blocking_call* blocking_pool::without(blocking_call* chain, blocking_call* c) noexcept {
+  if (chain == c) {
+    return static_cast<blocking_call*>(c->next().load(std::memory_order_relaxed));
+  }
+  for (blocking_call* p = chain; p != nullptr;
+       p = static_cast<blocking_call*>(p->next().load(std::memory_order_relaxed))) {
+    if (p->next().load(std::memory_order_relaxed) == c) {
+      p->next().store(c->next().load(std::memory_order_relaxed), std::memory_order_relaxed);
+      break;
+    }
+  }
+  return chain;
 }
 
 blocking_call* blocking_pool::take_queue() noexcept {
@@ -165,8 +222,8 @@ void blocking_pool::thread_main(blocking_call* first) noexcept {
   // Its own name, not the name of the worker that started it (profilers,
   // top -H and the trace tell the two apart).
   ::pthread_setname_np(::pthread_self(), "fjord-blocking");
+  take_main_thread_placement();
   idle_slot self;
-  const unsigned generation = fork_generation();
   std::unique_lock lock(mutex_, std::defer_lock);
   blocking_call* c = first;
   if (c == nullptr) {  // started by set_limits for the queue
@@ -176,15 +233,6 @@ void blocking_pool::thread_main(blocking_call* first) noexcept {
   }
   while (c != nullptr) {
     run_job(c);
-    if (fork_generation() != generation) [[unlikely]] {
-      // The call forked and this is the child's one thread, with no caller
-      // to return to: the pool was forgotten there (its lock may have been
-      // held by a thread that is gone). The child ends as POSIX allows after
-      // a fork() of a multi-threaded process, with async-signal-safe calls
-      // only: no atexit handlers or static destructors, which would touch
-      // the state of threads the child does not have.
-      ::_exit(0);
-    }
     lock.lock();
     c = next_call(self, lock);
     lock.unlock();
@@ -231,6 +279,18 @@ blocking_call* blocking_pool::next_call(idle_slot& self,
     }
     lock.lock();
   }
+}
+
+void blocking_pool::end_forked_child() noexcept {
+  // The call forked and this is the child's one thread, with no caller to
+  // return to: the pool was forgotten there (its lock may have been held by
+  // a thread that is gone), and waking the coroutine would run the parent's
+  // continuation in the child, or take a lock of its pool held by a thread
+  // that is gone. The child ends as POSIX allows after a fork() of a
+  // multi-threaded process, with async-signal-safe calls only: no atexit
+  // handlers or static destructors, which would touch the state of threads
+  // the child does not have.
+  ::_exit(0);
 }
 
 void blocking_pool::set_limits(std::size_t max_threads, std::chrono::nanoseconds keep_alive) {

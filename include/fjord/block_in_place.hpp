@@ -13,7 +13,11 @@ namespace fjord {
 /// for it, a spare thread runs in its stead, so a blocking call in f (a
 /// lock, a syscall, a std::latch, a wait on something outside fjord) leaves
 /// the pool with its full number of running threads and cannot starve or
-/// deadlock it; the spare retires once f returns. Jobs
+/// deadlock it, within pool_options::max_spare_threads spares at once (256;
+/// 0 turns this off) and while the system grants threads: beyond those the
+/// worker blocks without a stand-in. Once f returns the pool goes back to
+/// its size: one of the two threads (the spare, or this one at its next
+/// idle job boundary) retires and is kept for reuse. Jobs
 /// the worker had pushed stay available to the others. On any other thread
 /// it simply calls f(). (fjord's own blocking waits, sync_wait and waits on
 /// another pool's work, do this by themselves.)

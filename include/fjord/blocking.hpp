@@ -18,12 +18,16 @@ namespace fjord {
 
 /// co_await fjord::blocking(f): runs f() on a thread of fjord's blocking
 /// pool, apart from every pool's workers, and resumes the coroutine where it
-/// was running (its pool, or its sync_wait thread) with f's result or
-/// exception. For calls that block (file I/O, getaddrinfo, a legacy
-/// library), so they never hold a worker. The pool makes a thread when a call
-/// finds none idle, up to a limit (512 unless set_blocking_limits says
-/// otherwise; beyond it calls queue), and an idle thread ends after its
-/// keep-alive (10 s). A call cannot be canceled once it runs. If the system
+/// was running (its pool, or its sync_wait thread; any other coroutine on
+/// the default pool) with f's result or exception. For calls that block
+/// (file I/O, getaddrinfo, a legacy library), so they never hold a worker.
+/// The pool makes a thread when a call finds none idle, up to a limit (512
+/// unless set_blocking_limits says otherwise; beyond it calls queue, in
+/// order), and an idle thread ends after its keep-alive (10 s). Its threads
+/// take the main thread's CPU affinity and scheduling policy, not those of
+/// the worker whose call started them. A call cannot be canceled, queued or
+/// running: a stop request (or a when_any that races it) does not end the
+/// co_await before f has returned. If the system
 /// refuses a thread while none is running, the co_await throws
 /// std::system_error (resource_unavailable_try_again). From a job that is
 /// not a coroutine, use fjord::block_in_place instead.
@@ -33,12 +37,27 @@ template <class F>
   return detail::blocking_awaiter<std::decay_t<F>>(std::forward<F>(f));
 }
 
-/// The blocking pool's thread limit and idle keep-alive. Throws
-/// std::invalid_argument naming the value for max_threads == 0 or a negative
-/// keep_alive. Threads above a lowered limit end as they go idle; a raised
-/// limit starts threads for calls already queued.
-inline void set_blocking_limits(std::size_t max_threads, std::chrono::nanoseconds keep_alive) {
-  detail::blocking_pool::instance().set_limits(max_threads, keep_alive);
+/// The blocking pool's thread limit and idle keep-alive (0: an idle thread
+/// ends at once; any duration, hours::max() included, saturates: a
+/// keep-alive is capped at a year). Throws std::invalid_argument naming the
+/// value for max_threads == 0 or a negative (or NaN) keep_alive. Threads
+/// above a lowered limit end as they go idle; a raised limit starts threads
+/// for calls already queued.
+template <class Rep, class Period>
+void set_blocking_limits(std::size_t max_threads, std::chrono::duration<Rep, Period> keep_alive) {
+  // Compared in long double: converting hours::max() to nanoseconds
+  // overflows (into a negative count).
+  using wide = std::chrono::duration<long double, std::nano>;
+  const wide w(keep_alive);
+  std::chrono::nanoseconds ns{};
+  if (!(w == w) || w <= wide(std::chrono::nanoseconds::min())) {
+    ns = std::chrono::nanoseconds::min();  // refused below, as negative
+  } else if (w >= wide(std::chrono::nanoseconds::max())) {
+    ns = std::chrono::nanoseconds::max();
+  } else {
+    ns = std::chrono::duration_cast<std::chrono::nanoseconds>(keep_alive);
+  }
+  detail::blocking_pool::instance().set_limits(max_threads, ns);
 }
 
 /// Threads the blocking pool has right now, busy or idle.

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -194,6 +195,55 @@ TEST(blocking_refused, a_raised_limit_whose_starts_fail_leaves_the_queue_to_the_
     }
   }));
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+  fjord::set_blocking_limits(512, 10s);
+}
+
+TEST(blocking_refused, a_call_queued_by_a_refused_start_runs_before_later_calls) {
+  // One thread, busy, below a limit of 4. A call whose thread start is
+  // refused queues (a thread runs); the next call's start succeeds. That new
+  // thread must take the queued call first, not overtake it, and not leave
+  // it waiting for the busy one.
+  fjord::set_blocking_limits(4, 10s);
+  std::atomic<bool> release{false};
+  std::mutex order_mutex;
+  std::vector<int> order;
+  auto held = [&]() -> fjord::task<void> {
+    co_await fjord::blocking([&] {
+      while (!release) {
+        std::this_thread::sleep_for(1ms);
+      }
+    });
+  };
+  auto queued = [&](int i) -> fjord::task<void> {
+    co_await fjord::blocking([&, i] {
+      const std::lock_guard lock(order_mutex);
+      order.push_back(i);
+    });
+  };
+  wait_for_no_blocking_threads();
+  std::thread holder([&] { fjord::sync_wait(held()); });
+  while (fjord::blocking_threads() != 1) {
+    std::this_thread::sleep_for(1ms);
+  }
+  refused = 0;
+  mode = refusal::all;
+  std::thread first([&] {
+    refusing_here = true;
+    fjord::sync_wait(queued(0));
+  });
+  while (refused.load() < 1) {
+    std::this_thread::sleep_for(1ms);
+  }
+  mode = refusal::none;
+  std::this_thread::sleep_for(20ms);  // the refused start has queued its call
+  const bool both_ran = finishes([&] {
+    fjord::sync_wait(queued(1));
+    first.join();
+  });
+  release = true;
+  holder.join();
+  ASSERT_TRUE(both_ran) << "the queued call waited for the busy thread";
+  EXPECT_EQ(order, (std::vector<int>{0, 1}));
   fjord::set_blocking_limits(512, 10s);
 }
 

@@ -2,18 +2,22 @@
 
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "fjord/pool.hpp"
+#include "fjord/stop_token.hpp"
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
 #include "fjord/when_all.hpp"
@@ -122,11 +126,13 @@ int calls_inside_at_once(int n) {
 }
 
 TEST(blocking, the_pool_grows_on_demand_and_shrinks_when_idle) {
-  fjord::set_blocking_limits(64, 50ms);
+  fjord::set_blocking_limits(64, 30s);  // long enough to count them on a loaded machine
   const int inside = calls_inside_at_once(8);
   EXPECT_EQ(inside, 8);
   EXPECT_GE(fjord::blocking_threads(), 8u);
-  // Idle threads end after the keep-alive.
+  // Idle threads end after the keep-alive (a shorter one now: set_limits
+  // makes idle threads look at it again).
+  fjord::set_blocking_limits(64, 50ms);
   const auto give_up = std::chrono::steady_clock::now() + 30s;
   while (fjord::blocking_threads() != 0 && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(10ms);
@@ -189,6 +195,106 @@ TEST(blocking, a_child_forked_inside_a_call_ends_when_the_call_returns) {
   ASSERT_EQ(ended, child) << "the child was still there after 20 s";
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
   fjord::set_blocking_limits(512, 10s);
+}
+
+TEST(blocking, a_child_forked_inside_a_call_from_a_pool_never_runs_the_continuation) {
+  // The coroutine is on a pool: waking it in the child would take locks of
+  // a pool whose threads are gone, or run the parent's continuation there.
+  // The child must end (status 0) before that.
+  fjord::pool pool(fjord::pool_options{.workers = 1});
+  const pid_t child = fjord::sync_wait([](fjord::pool& p) -> fjord::task<pid_t> {
+    co_await p.schedule();
+    const pid_t pid = co_await fjord::blocking([] { return ::fork(); });
+    if (pid == 0) {
+      ::_exit(7);  // the continuation ran in the child
+    }
+    co_return pid;
+  }(pool));
+  ASSERT_GT(child, 0);
+  int status = 0;
+  pid_t ended = 0;
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while ((ended = ::waitpid(child, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(1ms);
+  }
+  if (ended == 0) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, &status, 0);
+  }
+  ASSERT_EQ(ended, child) << "the child was still there after 20 s";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+}
+
+TEST(blocking, a_thread_started_from_a_pinned_worker_takes_the_main_threads_placement) {
+  cpu_set_t main_cpus;
+  CPU_ZERO(&main_cpus);
+  ASSERT_EQ(::sched_getaffinity(::getpid(), sizeof main_cpus, &main_cpus), 0);
+  if (CPU_COUNT(&main_cpus) < 2) {
+    GTEST_SKIP() << "the main thread may run on one CPU only: nothing to tell apart";
+  }
+  int first_cpu = 0;
+  while (!CPU_ISSET(first_cpu, &main_cpus)) {
+    ++first_cpu;
+  }
+  const int main_policy = ::sched_getscheduler(::getpid());
+  const int main_nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::getpid()));
+  // The worker runs on one CPU, as SCHED_IDLE, 5 nicer (a background pool's hook).
+  auto background = [first_cpu](std::size_t) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first_cpu, &one);
+    ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+    const sched_param zero{};
+    ASSERT_EQ(::sched_setscheduler(0, SCHED_IDLE, &zero), 0);
+    ASSERT_EQ(::setpriority(PRIO_PROCESS, 0, ::getpriority(PRIO_PROCESS, 0) + 5), 0);
+  };
+  fjord::pool pool(fjord::pool_options{.workers = 1, .on_thread_start = background});
+  // No idle blocking thread left, so the worker's call starts a new one.
+  struct limits_restored {
+    ~limits_restored() { fjord::set_blocking_limits(512, 10s); }
+  } restore;
+  fjord::set_blocking_limits(512, 0ms);
+  const auto give_up = std::chrono::steady_clock::now() + 30s;
+  while (fjord::blocking_threads() != 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_EQ(fjord::blocking_threads(), 0u);
+  struct placement {
+    int worker_cpus = 0;
+    int worker_policy = -1;
+    int thread_cpus = 0;
+    int thread_policy = -1;
+    int worker_nice = 0;
+    int thread_nice = 0;
+  };
+  const placement seen = fjord::sync_wait([](fjord::pool& p) -> fjord::task<placement> {
+    co_await p.schedule();
+    placement out;
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    ::sched_getaffinity(0, sizeof cpus, &cpus);
+    out.worker_cpus = CPU_COUNT(&cpus);
+    out.worker_policy = ::sched_getscheduler(0);
+    out.worker_nice = ::getpriority(PRIO_PROCESS, 0);
+    co_await fjord::blocking([&out] {
+      cpu_set_t mine;
+      CPU_ZERO(&mine);
+      ::sched_getaffinity(0, sizeof mine, &mine);
+      out.thread_cpus = CPU_COUNT(&mine);
+      out.thread_policy = ::sched_getscheduler(0);
+      out.thread_nice = ::getpriority(PRIO_PROCESS, 0);
+    });
+    co_return out;
+  }(pool));
+  EXPECT_EQ(seen.worker_cpus, 1);
+  EXPECT_EQ(seen.worker_policy, SCHED_IDLE);
+  EXPECT_EQ(seen.thread_cpus, CPU_COUNT(&main_cpus));
+  EXPECT_EQ(seen.thread_policy, main_policy);
+  EXPECT_EQ(seen.worker_nice, main_nice + 5);
+  if (::geteuid() == 0) {  // lowering a nice value back needs the privilege
+    EXPECT_EQ(seen.thread_nice, main_nice);
+  }
 }
 
 TEST(blocking, a_limit_of_one_thread_runs_calls_one_after_another) {
@@ -299,6 +405,54 @@ TEST(blocking, bad_limits_are_refused_by_value) {
     EXPECT_NE(std::string(e.what()).find("not 0"), std::string::npos) << e.what();
   }
   EXPECT_THROW(fjord::set_blocking_limits(4, -1s), std::invalid_argument);
+  EXPECT_THROW(fjord::set_blocking_limits(4, std::chrono::hours::min()), std::invalid_argument);
+  EXPECT_THROW(fjord::set_blocking_limits(
+                   4, std::chrono::duration<double>(std::numeric_limits<double>::quiet_NaN())),
+               std::invalid_argument);
+}
+
+TEST(blocking, a_stop_request_does_not_end_a_call_that_runs) {
+  std::stop_source source;
+  std::atomic<bool> inside{false};
+  std::atomic<bool> release{false};
+  std::thread stopper([&] {
+    while (!inside) {
+      std::this_thread::yield();
+    }
+    source.request_stop();
+    std::this_thread::sleep_for(20ms);
+    release = true;
+  });
+  auto body = [&]() -> fjord::task<int> {
+    co_return co_await fjord::blocking([&] {
+      inside = true;
+      while (!release) {
+        std::this_thread::sleep_for(1ms);
+      }
+      return 42;
+    });
+  };
+  const int got = fjord::sync_wait(fjord::with_stop_token(source.get_token(), body()));
+  stopper.join();
+  EXPECT_EQ(got, 42);  // f's result: the co_await waited for it
+}
+
+TEST(blocking, a_keep_alive_too_long_for_nanoseconds_saturates) {
+  struct limits_restored {
+    ~limits_restored() { fjord::set_blocking_limits(512, 10s); }
+  } restore;
+  // Each overflows when converted to nanoseconds as is (to a negative count).
+  EXPECT_NO_THROW(fjord::set_blocking_limits(4, std::chrono::hours::max()));
+  EXPECT_NO_THROW(fjord::set_blocking_limits(4, std::chrono::seconds::max()));
+  EXPECT_NO_THROW(fjord::set_blocking_limits(4, std::chrono::milliseconds::max()));
+  EXPECT_NO_THROW(fjord::set_blocking_limits(4, std::chrono::duration<double>(1e300)));
+  // And it keeps an idle thread alive.
+  EXPECT_EQ(fjord::sync_wait([]() -> fjord::task<int> {
+              co_return co_await fjord::blocking([] { return 1; });
+            }()),
+            1);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_GE(fjord::blocking_threads(), 1u);
 }
 
 }  // namespace

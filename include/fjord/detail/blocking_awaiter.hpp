@@ -9,6 +9,7 @@
 
 #include "fjord/detail/blocking_pool.hpp"
 #include "fjord/detail/chrono.hpp"
+#include "fjord/detail/fork_generation.hpp"
 #include "fjord/detail/job.hpp"
 #include "fjord/detail/result_slot.hpp"
 #include "fjord/detail/resume_job.hpp"
@@ -50,7 +51,11 @@ class blocking_awaiter {
     explicit call(blocking_awaiter* a) noexcept : blocking_call(&execute, &fail_with), self(a) {}
     static void execute(job* j) noexcept {
       blocking_awaiter* a = static_cast<call*>(j)->self;
+      const unsigned generation = fork_generation();
       a->result_.run(a->f_);
+      if (fork_generation() != generation) [[unlikely]] {
+        blocking_pool::end_forked_child();  // before the wake: the coroutine is the parent's
+      }
       a->waiter_.wake();  // the last touch: the awaiter may be gone after it
     }
     // Queued, but no thread will ever run it: the co_await throws e.

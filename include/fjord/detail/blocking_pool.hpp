@@ -47,6 +47,11 @@ class blocking_pool {
 
   std::size_t threads() const;
 
+  // For a call that forked and returned in the child, where the calling
+  // thread is the only one: ends the child with _exit(0) before anything
+  // wakes the parent's coroutine there.
+  [[noreturn]] static void end_forked_child() noexcept;
+
  private:
   // An idle thread's place in the idle list, on that thread's stack.
   struct idle_slot {
@@ -72,6 +77,8 @@ class blocking_pool {
   bool hand_to_idle(blocking_call* c, std::unique_lock<futex_mutex>& lock) noexcept;
   void enqueue(blocking_call* c) noexcept;  // under mutex_
   blocking_call* take_queue() noexcept;     // under mutex_: the whole queue
+  // chain with c unlinked from it (if it is there).
+  static blocking_call* without(blocking_call* chain, blocking_call* c) noexcept;
   // c and the calls linked after it end with the no-thread error.
   static void fail_all(blocking_call* c) noexcept;
   void unlist(idle_slot& s) noexcept;  // under mutex_

@@ -34,6 +34,9 @@ namespace fjord {
 template <class F>
 [[nodiscard]] detail::blocking_awaiter<std::decay_t<F>> blocking(F&& f) {
   static_assert(std::is_invocable_v<std::decay_t<F>&>, "fjord::blocking needs a callable f()");
+  static_assert(!std::is_rvalue_reference_v<std::invoke_result_t<std::decay_t<F>&>>,
+                "fjord::blocking: f() returns an rvalue reference, which would dangle once the "
+                "call ends; return the value");
   return detail::blocking_awaiter<std::decay_t<F>>(std::forward<F>(f));
 }
 

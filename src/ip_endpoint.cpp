@@ -140,8 +140,9 @@ ip_endpoint ip_endpoint::from_sockaddr(const sockaddr* address, socklen_t length
              length >= static_cast<socklen_t>(sizeof(sockaddr_in6))) {
     std::memcpy(&e.storage_, address, sizeof(sockaddr_in6));
   } else {
-    throw std::invalid_argument("fjord: address family " + std::to_string(address->sa_family) +
-                                " is not IPv4 or IPv6");
+    throw std::invalid_argument("fjord: an address of family " +
+                                std::to_string(address->sa_family) + " and " +
+                                std::to_string(length) + " bytes is not a whole IPv4 or IPv6 one");
   }
   return e;
 }

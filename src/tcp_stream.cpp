@@ -34,7 +34,9 @@ task<tcp_stream> tcp_stream::connect(ip_endpoint to, io_deadline deadline) {
     // peer is known (getpeername), wait again (as Go's connect does).
     while (true) {
       const io_status status = co_await s.socket_.wait(io_direction::write, deadline);
-      s.socket_.throw_unless_ready(status, "connect");
+      if (status != io_status::ready) {
+        s.socket_.throw_unless_ready(status, ("connect to " + to.to_string()).c_str());
+      }
       int error = 0;
       socklen_t length = sizeof error;
       if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) {

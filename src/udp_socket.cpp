@@ -39,10 +39,13 @@ task<std::size_t> udp_socket::send_to(std::span<const std::byte> data, ip_endpoi
       continue;
     }
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      socket_.throw_error(errno, "send_to");
+      const int failure = errno;  // read before the message allocates
+      socket_.throw_error(failure, ("send_to " + to.to_string()).c_str());
     }
-    socket_.throw_unless_ready(co_await socket_.wait(detail::io_direction::write, deadline),
-                               "send_to");
+    const io_status status = co_await socket_.wait(detail::io_direction::write, deadline);
+    if (status != io_status::ready) {
+      socket_.throw_unless_ready(status, ("send_to " + to.to_string()).c_str());
+    }
   }
 }
 

@@ -565,6 +565,25 @@ TEST(tcp, connecting_to_a_closed_port_is_refused) {
   EXPECT_EQ(fjord::sync_wait(body()), ECONNREFUSED);
 }
 
+TEST(tcp, a_connect_that_times_out_names_the_endpoint) {
+  // A listener that never accepts, with the smallest backlog: once its
+  // queue is full the kernel drops further SYNs, and a connect waits.
+  auto listener = fjord::tcp_listener::bind(fjord::ip_endpoint::loopback_v4(0), 1);
+  const fjord::ip_endpoint to = listener.local_endpoint();
+  std::vector<fjord::tcp_stream> held;
+  std::string message;
+  for (int i = 0; i < 16 && message.empty(); ++i) {
+    try {
+      held.push_back(fjord::sync_wait(fjord::tcp_stream::connect(to, 100ms)));
+    } catch (const std::system_error& e) {
+      EXPECT_EQ(e.code(), std::errc::timed_out) << e.what();
+      message = e.what();
+    }
+  }
+  ASSERT_FALSE(message.empty()) << "every connect went through: the queue never filled";
+  EXPECT_NE(message.find("connect to " + to.to_string()), std::string::npos) << message;
+}
+
 TEST(tcp, binding_a_port_in_use_names_the_endpoint) {
   auto first = fjord::tcp_listener::bind(fjord::ip_endpoint::loopback_v4(0));
   const fjord::ip_endpoint at = first.local_endpoint();

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
 #include <string>
 #include <system_error>
@@ -72,6 +73,19 @@ TEST(udp_socket, works_over_ipv6) {
     co_return (co_await b.receive_from(buffer, 10s)).size;
   };
   EXPECT_EQ(fjord::sync_wait(body()), 3u);
+}
+
+TEST(udp_socket, a_send_that_fails_names_the_destination) {
+  fjord::udp_socket s = fjord::udp_socket::bind(fjord::ip_endpoint::loopback_v4(0));
+  // An IPv4 socket cannot send to an IPv6 address.
+  const fjord::ip_endpoint to = fjord::ip_endpoint::loopback_v6(9);
+  const std::array<std::byte, 1> one{};
+  try {
+    static_cast<void>(fjord::sync_wait(s.send_to(one, to)));
+    ADD_FAILURE() << "no error";
+  } catch (const std::system_error& e) {
+    EXPECT_NE(std::string(e.what()).find(to.to_string()), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

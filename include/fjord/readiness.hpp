@@ -16,7 +16,9 @@ namespace fjord {
 /// one-off wait: it registers fd with the reactor and unregisters it after
 /// (an fd waited on often is better kept in a fjord::registered_fd). Throws
 /// std::system_error naming fd when epoll refuses it (a bad fd, a regular
-/// file, an fd a fjord socket or registered_fd holds).
+/// file, an fd a fjord socket or registered_fd holds). Keep fd open until
+/// the wait ends: the last close of a file takes it out of epoll silently,
+/// so a wait on a closed fd ends only by its deadline or a stop request.
 task<io_status> readable(int fd, io_deadline deadline = {},
                          std::optional<std::stop_token> token = std::nullopt);
 /// The same for writing.

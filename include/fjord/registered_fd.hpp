@@ -14,7 +14,10 @@ namespace fjord {
 /// An fd another library owns (a pipe, an eventfd, a timerfd, a socket of
 /// its own), registered with fjord's reactor so coroutines can wait for it
 /// without holding a thread. It does not own the fd: keep the fd open while
-/// registered, and close() (or destroy) this before closing the fd. The fd
+/// registered, and close() (or destroy) this before closing the fd (closed
+/// first, the fd leaves epoll silently: a pending wait then ends only by its
+/// deadline or a stop, and unregistering may hit whatever fd reuses the
+/// number). The fd
 /// should be non-blocking, so that the operation after a wait cannot block.
 ///
 ///   fjord::registered_fd events(efd);

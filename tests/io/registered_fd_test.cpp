@@ -140,6 +140,28 @@ TEST(registered_fd, closing_the_registration_ends_a_pending_wait_with_closed) {
   closer.join();
 }
 
+TEST(registered_fd, a_one_off_wait_on_an_fd_closed_meanwhile_ends_by_its_deadline) {
+  // As readable()'s header warns: the close takes the fd out of epoll
+  // silently, so nothing but the deadline ends the wait.
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
+  std::atomic<bool> waiting{false};
+  std::thread closer([&] {
+    while (!waiting) {
+      std::this_thread::yield();
+    }
+    std::this_thread::sleep_for(50ms);
+    ::close(fds[0]);
+    ::close(fds[1]);  // the writer goes too: no event can say so
+  });
+  auto body = [&]() -> fjord::task<io_status> {
+    waiting = true;
+    co_return co_await fjord::readable(fds[0], 500ms);
+  };
+  EXPECT_EQ(fjord::sync_wait(body()), io_status::timeout);
+  closer.join();
+}
+
 TEST(registered_fd, a_wait_on_a_closed_registration_ends_at_once) {
   const pipe_pair p;
   fjord::registered_fd r(p.read_end);

@@ -169,18 +169,8 @@ TEST(blocking, under_a_trickle_of_calls_the_threads_not_needed_end) {
   EXPECT_LE(fjord::blocking_threads(), 2u);
 }
 
-TEST(blocking, a_child_forked_inside_a_call_ends_when_the_call_returns) {
-  // In the child, the forking thread is the only one and the pool is
-  // forgotten: when f returns, the child ends with _exit(0) rather than go
-  // idle in the forgotten pool for its keep-alive (or hang on its lock).
-  fjord::set_blocking_limits(512, 60s);
-  const pid_t child = fjord::sync_wait([]() -> fjord::task<pid_t> {
-    co_return co_await fjord::blocking([] { return ::fork(); });
-  }());
-  if (child == 0) {
-    return;  // not reached: the child's only thread ends once f returns
-  }
-  ASSERT_GT(child, 0);
+// The child's exit: status 0 within 20 s (killed otherwise).
+void expect_a_clean_exit(pid_t child) {
   int status = 0;
   pid_t ended = 0;
   const auto give_up = std::chrono::steady_clock::now() + 20s;
@@ -194,6 +184,21 @@ TEST(blocking, a_child_forked_inside_a_call_ends_when_the_call_returns) {
   }
   ASSERT_EQ(ended, child) << "the child was still there after 20 s";
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+}
+
+TEST(blocking, a_child_forked_inside_a_call_ends_when_the_call_returns) {
+  // In the child, the forking thread is the only one and the pool is
+  // forgotten: when f returns, the child ends with _exit(0) rather than go
+  // idle in the forgotten pool for its keep-alive (or hang on its lock).
+  fjord::set_blocking_limits(512, 60s);
+  const pid_t child = fjord::sync_wait([]() -> fjord::task<pid_t> {
+    co_return co_await fjord::blocking([] { return ::fork(); });
+  }());
+  if (child == 0) {
+    return;  // not reached: the child's only thread ends once f returns
+  }
+  ASSERT_GT(child, 0);
+  expect_a_clean_exit(child);
   fjord::set_blocking_limits(512, 10s);
 }
 
@@ -211,19 +216,7 @@ TEST(blocking, a_child_forked_inside_a_call_from_a_pool_never_runs_the_continuat
     co_return pid;
   }(pool));
   ASSERT_GT(child, 0);
-  int status = 0;
-  pid_t ended = 0;
-  const auto give_up = std::chrono::steady_clock::now() + 20s;
-  while ((ended = ::waitpid(child, &status, WNOHANG)) == 0 &&
-         std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(1ms);
-  }
-  if (ended == 0) {
-    ::kill(child, SIGKILL);
-    ::waitpid(child, &status, 0);
-  }
-  ASSERT_EQ(ended, child) << "the child was still there after 20 s";
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  expect_a_clean_exit(child);
 }
 
 TEST(blocking, a_thread_started_from_a_pinned_worker_takes_the_main_threads_placement) {

@@ -33,8 +33,11 @@ bool fork_handler_registered = false;  // guarded by creation_mutex
 // background pool's start hook. The blocking threads serve every pool for
 // their whole lives, so they take the main thread's instead (its pid is its
 // tid): what the process as a whole was given, by taskset or chrt for one.
-// Best effort: a setting the system refuses (a nice value below the
-// inherited one needs a privilege) stays inherited.
+// Best effort: a setting the system refuses stays inherited (leaving
+// SCHED_IDLE, or lowering a nice value, needs CAP_SYS_NICE or RLIMIT_NICE).
+// A main thread marked SCHED_RESET_ON_FORK wants the threads made from it
+// to drop its policy and a negative nice value: they get SCHED_OTHER and
+// nice 0, as a thread it made itself would.
 void take_main_thread_placement() noexcept {
   const pid_t main_thread = ::getpid();
   cpu_set_t cpus;
@@ -43,13 +46,20 @@ void take_main_thread_placement() noexcept {
     static_cast<void>(::sched_setaffinity(0, sizeof cpus, &cpus));
   }
   sched_param param{};
-  const int policy = ::sched_getscheduler(main_thread);
-  if (policy >= 0 && ::sched_getparam(main_thread, &param) == 0) {
-    static_cast<void>(::sched_setscheduler(0, policy, &param));
+  int policy = ::sched_getscheduler(main_thread);
+  if (policy < 0 || ::sched_getparam(main_thread, &param) != 0) {
+    return;
   }
   errno = 0;
-  const int nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(main_thread));
-  if (errno == 0) {
+  int nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(main_thread));
+  const bool nice_known = errno == 0;
+  if ((policy & SCHED_RESET_ON_FORK) != 0) {
+    policy = SCHED_OTHER;
+    param = sched_param{};
+    nice = nice < 0 ? 0 : nice;
+  }
+  static_cast<void>(::sched_setscheduler(0, policy, &param));
+  if (nice_known) {
     static_cast<void>(::setpriority(PRIO_PROCESS, 0, nice));
   }
 }
@@ -113,32 +123,25 @@ void blocking_pool::submit(blocking_call* c) {
       enqueue(c);
       return;
     }
-  } else if (threads_ != 0) {
-    return;  // c is queued, and running threads look at the queue
+  } else {
+    // c was published in the queue: from there a running thread may have
+    // taken (and run) it meanwhile, so it must not fail by a throw here.
+    // If nobody is left to run the queue, it fails with the queue, through
+    // its fail function, like the other calls stranded there.
+    blocking_call* stranded = threads_ == 0 ? take_queue() : nullptr;
+    lock.unlock();
+    fail_all(stranded);
+    return;
   }
   // No thread runs and none is being started: the calls queued meanwhile
   // (by submitters that counted on a start that then failed) would wait
-  // forever. They fail with the same error, and so does this one (by the
-  // throw, so it is taken out of the queue if it is there).
+  // forever. They fail with the same error, and so does this one (c was
+  // never published, so the throw is its only completion).
   blocking_call* stranded = take_queue();
   lock.unlock();
-  fail_all(without(stranded, c));
+  fail_all(stranded);
   throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
                           no_thread_message);
-}
-
-blocking_call* blocking_pool::without(blocking_call* chain, blocking_call* c) noexcept {
-  if (chain == c) {
-    return static_cast<blocking_call*>(c->next().load(std::memory_order_relaxed));
-  }
-  for (blocking_call* p = chain; p != nullptr;
-       p = static_cast<blocking_call*>(p->next().load(std::memory_order_relaxed))) {
-    if (p->next().load(std::memory_order_relaxed) == c) {
-      p->next().store(c->next().load(std::memory_order_relaxed), std::memory_order_relaxed);
-      break;
-    }
-  }
-  return chain;
 }
 
 blocking_call* blocking_pool::take_queue() noexcept {
@@ -226,7 +229,7 @@ void blocking_pool::thread_main(blocking_call* first) noexcept {
   idle_slot self;
   std::unique_lock lock(mutex_, std::defer_lock);
   blocking_call* c = first;
-  if (c == nullptr) {  // started by set_limits for the queue
+  if (c == nullptr) {  // started for the queue (by set_limits, or submit behind queued calls)
     lock.lock();
     c = next_call(self, lock);
     lock.unlock();

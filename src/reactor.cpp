@@ -77,7 +77,8 @@ reactor::reactor() : chunks_(new std::atomic<io_registration*>[max_chunks]) {
   }
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) {
-    throw_errno(errno, "fjord: epoll_create1 failed");
+    const int failure = errno;  // read before the message's string is made
+    throw_errno(failure, "fjord: epoll_create1 failed");
   }
   event_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (event_fd_ < 0) {

@@ -44,18 +44,20 @@ socket_handle::socket_handle(int fd) : fd_(fd), state_(0) {
 }
 
 socket_handle::~socket_handle() {
-  close();
   // Operations still in progress hold pointers to this object and would
   // touch it (and close whatever fd number it held) after it is gone: the
   // socket was destroyed, not just closed, while another coroutine was
-  // using it. Fail loudly here rather than corrupt memory later.
-  if (state_.load(std::memory_order_acquire) != closing_bit) [[unlikely]] {
+  // using it. Fail loudly here rather than corrupt memory later. Looked at
+  // before close(), which would wake them: one could end before a later
+  // look and hide the misuse.
+  if ((state_.load(std::memory_order_acquire) & ~closing_bit) != 0) [[unlikely]] {
     std::fprintf(stderr,
                  "fjord: a socket (fd %d) was destroyed while an operation on it was still in "
                  "progress; close() it and let that operation end first\n",
                  fd_);
     std::abort();
   }
+  close();
 }
 
 socket_handle::operation::operation(const socket_handle& s, const char* what) : s_(&s) {

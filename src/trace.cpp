@@ -472,7 +472,8 @@ void write(const std::string& path) {
   const detail::trace_data data = detail::collect(r);
   std::FILE* out = std::fopen(path.c_str(), "wb");
   if (out == nullptr) {
-    throw std::system_error(errno, std::generic_category(),
+    const int failure = errno;  // read before the message allocates
+    throw std::system_error(failure, std::generic_category(),
                             "fjord::trace::write: cannot open '" + path + "'");
   }
   const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
@@ -487,7 +488,8 @@ void write(const std::string& path) {
     throw;
   }
   if (std::fclose(out) != 0) {
-    throw std::system_error(errno, std::generic_category(),
+    const int failure = errno;  // read before the message allocates
+    throw std::system_error(failure, std::generic_category(),
                             "fjord::trace::write: cannot finish '" + path + "'");
   }
 }

@@ -2,8 +2,11 @@
 
 #include <coroutine>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -24,8 +27,9 @@ namespace fjord {
 /// The pool makes a thread when a call finds none idle, up to a limit (512
 /// unless set_blocking_limits says otherwise; beyond it calls queue, in
 /// order), and an idle thread ends after its keep-alive (10 s). Its threads
-/// take the main thread's CPU affinity and scheduling policy, not those of
-/// the worker whose call started them. A call cannot be canceled, queued or
+/// take the main thread's CPU affinity (and its scheduling policy and nice
+/// value where the system permits), not those of the worker whose call
+/// started them. A call cannot be canceled, queued or
 /// running: a stop request (or a when_any that races it) does not end the
 /// co_await before f has returned. If the system
 /// refuses a thread while none is running, the co_await throws
@@ -48,18 +52,18 @@ template <class F>
 /// for calls already queued.
 template <class Rep, class Period>
 void set_blocking_limits(std::size_t max_threads, std::chrono::duration<Rep, Period> keep_alive) {
-  // Compared in long double: converting hours::max() to nanoseconds
-  // overflows (into a negative count).
+  // In long double, capped first, then converted from there: converting
+  // hours::max() to nanoseconds overflows (into a negative count), and so
+  // may a float duration just below the limit, rounded in float.
   using wide = std::chrono::duration<long double, std::nano>;
   const wide w(keep_alive);
-  std::chrono::nanoseconds ns{};
-  if (!(w == w) || w <= wide(std::chrono::nanoseconds::min())) {
-    ns = std::chrono::nanoseconds::min();  // refused below, as negative
-  } else if (w >= wide(std::chrono::nanoseconds::max())) {
-    ns = std::chrono::nanoseconds::max();
-  } else {
-    ns = std::chrono::duration_cast<std::chrono::nanoseconds>(keep_alive);
+  if (!(w >= wide::zero())) {  // negative, or NaN
+    throw std::invalid_argument("fjord: a keep-alive of " + std::to_string(w.count()) +
+                                " ns for blocking threads (it must be zero or more)");
   }
+  constexpr std::chrono::nanoseconds year = std::chrono::hours(24 * 365);
+  const std::chrono::nanoseconds ns =
+      w >= wide(year) ? year : std::chrono::nanoseconds(static_cast<std::int64_t>(w.count()));
   detail::blocking_pool::instance().set_limits(max_threads, ns);
 }
 

@@ -150,13 +150,13 @@ TEST(registered_fd, a_one_off_wait_on_an_fd_closed_meanwhile_ends_by_its_deadlin
     while (!waiting) {
       std::this_thread::yield();
     }
-    std::this_thread::sleep_for(50ms);
+    std::this_thread::sleep_for(300ms);  // the wait has registered the fd by then
     ::close(fds[0]);
     ::close(fds[1]);  // the writer goes too: no event can say so
   });
   auto body = [&]() -> fjord::task<io_status> {
     waiting = true;
-    co_return co_await fjord::readable(fds[0], 500ms);
+    co_return co_await fjord::readable(fds[0], 2s);
   };
   EXPECT_EQ(fjord::sync_wait(body()), io_status::timeout);
   closer.join();

@@ -77,8 +77,6 @@ class blocking_pool {
   bool hand_to_idle(blocking_call* c, std::unique_lock<futex_mutex>& lock) noexcept;
   void enqueue(blocking_call* c) noexcept;  // under mutex_
   blocking_call* take_queue() noexcept;     // under mutex_: the whole queue
-  // chain with c unlinked from it (if it is there).
-  static blocking_call* without(blocking_call* chain, blocking_call* c) noexcept;
   // c and the calls linked after it end with the no-thread error.
   static void fail_all(blocking_call* c) noexcept;
   void unlist(idle_slot& s) noexcept;  // under mutex_

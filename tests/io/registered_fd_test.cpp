@@ -15,6 +15,7 @@
 #include <system_error>
 #include <thread>
 
+#include "fjord/detail/config.hpp"
 #include "fjord/detail/reactor.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/readiness.hpp"
@@ -143,6 +144,11 @@ TEST(registered_fd, closing_the_registration_ends_a_pending_wait_with_closed) {
 TEST(registered_fd, a_one_off_wait_on_an_fd_closed_meanwhile_ends_by_its_deadline) {
   // As readable()'s header warns: the close takes the fd out of epoll
   // silently, so nothing but the deadline ends the wait.
+  if (FJORD_TSAN) {
+    // The close races the wait's use of the fd on purpose (the misuse the
+    // header warns of); ThreadSanitizer reports exactly that race.
+    GTEST_SKIP() << "closes an fd in use on purpose, which ThreadSanitizer reports";
+  }
   int fds[2];
   ASSERT_EQ(::pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
   std::atomic<bool> waiting{false};

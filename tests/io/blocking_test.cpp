@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "fjord/pool.hpp"
@@ -252,6 +253,32 @@ bool may_undo_a_background_placement() {
   return undone;
 }
 
+// A thread's CPU count, scheduling policy and nice value.
+struct thread_placement {
+  int cpus = 0;
+  int policy = -1;
+  int nice = 0;
+  static thread_placement of_this_thread() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    ::sched_getaffinity(0, sizeof set, &set);
+    return {CPU_COUNT(&set), ::sched_getscheduler(0), ::getpriority(PRIO_PROCESS, 0)};
+  }
+};
+
+// The placement of a worker of p, and of the blocking thread that runs a
+// call it makes.
+std::pair<thread_placement, thread_placement> placements_seen_from(fjord::pool& p) {
+  return fjord::sync_wait(
+      [](fjord::pool& on) -> fjord::task<std::pair<thread_placement, thread_placement>> {
+        co_await on.schedule();
+        const thread_placement worker = thread_placement::of_this_thread();
+        const thread_placement thread =
+            co_await fjord::blocking([] { return thread_placement::of_this_thread(); });
+        co_return std::pair{worker, thread};
+      }(p));
+}
+
 TEST(blocking, a_thread_started_from_a_pinned_worker_takes_the_main_threads_placement) {
   cpu_set_t main_cpus;
   CPU_ZERO(&main_cpus);
@@ -284,44 +311,48 @@ TEST(blocking, a_thread_started_from_a_pinned_worker_takes_the_main_threads_plac
     std::this_thread::sleep_for(1ms);
   }
   ASSERT_EQ(fjord::blocking_threads(), 0u);
-  struct placement {
-    int worker_cpus = 0;
-    int worker_policy = -1;
-    int thread_cpus = 0;
-    int thread_policy = -1;
-    int worker_nice = 0;
-    int thread_nice = 0;
-  };
-  const placement seen = fjord::sync_wait([](fjord::pool& p) -> fjord::task<placement> {
-    co_await p.schedule();
-    placement out;
-    cpu_set_t cpus;
-    CPU_ZERO(&cpus);
-    ::sched_getaffinity(0, sizeof cpus, &cpus);
-    out.worker_cpus = CPU_COUNT(&cpus);
-    out.worker_policy = ::sched_getscheduler(0);
-    out.worker_nice = ::getpriority(PRIO_PROCESS, 0);
-    co_await fjord::blocking([&out] {
-      cpu_set_t mine;
-      CPU_ZERO(&mine);
-      ::sched_getaffinity(0, sizeof mine, &mine);
-      out.thread_cpus = CPU_COUNT(&mine);
-      out.thread_policy = ::sched_getscheduler(0);
-      out.thread_nice = ::getpriority(PRIO_PROCESS, 0);
-    });
-    co_return out;
-  }(pool));
-  EXPECT_EQ(seen.worker_cpus, 1);
-  EXPECT_EQ(seen.worker_policy, SCHED_IDLE);
-  EXPECT_EQ(seen.thread_cpus, CPU_COUNT(&main_cpus));  // always permitted
+  const auto [worker, thread] = placements_seen_from(pool);
+  EXPECT_EQ(worker.cpus, 1);
+  EXPECT_EQ(worker.policy, SCHED_IDLE);
+  EXPECT_EQ(thread.cpus, CPU_COUNT(&main_cpus));  // always permitted
   if (main_nice + 5 <= 19) {
-    EXPECT_EQ(seen.worker_nice, main_nice + 5);
+    EXPECT_EQ(worker.nice, main_nice + 5);
   }
   // Policy and nice go back only where the system lets a thread do so.
   if (may_undo_a_background_placement()) {
-    EXPECT_EQ(seen.thread_policy, main_policy);
-    EXPECT_EQ(seen.thread_nice, main_nice);
+    EXPECT_EQ(thread.policy, main_policy);
+    EXPECT_EQ(thread.nice, main_nice);
   }
+}
+
+TEST(blocking, a_main_thread_marked_reset_on_fork_gives_its_blocking_threads_sched_other) {
+  if (!may_undo_a_background_placement()) {
+    GTEST_SKIP() << "leaving SCHED_IDLE needs CAP_SYS_NICE or RLIMIT_NICE here";
+  }
+  // In a child, whose blocking pool starts empty and whose main thread the
+  // test may change for good: SCHED_BATCH, reset on fork. The worker (made
+  // by it, so SCHED_OTHER) turns itself SCHED_IDLE; the blocking thread it
+  // starts must drop both for SCHED_OTHER, not copy SCHED_BATCH.
+  const pid_t child = ::fork();
+  if (child == 0) {
+    const sched_param zero{};
+    if (::sched_setscheduler(0, SCHED_BATCH | SCHED_RESET_ON_FORK, &zero) != 0) {
+      ::_exit(2);
+    }
+    auto background = [](std::size_t) {
+      const sched_param none{};
+      ::sched_setscheduler(0, SCHED_IDLE, &none);
+    };
+    int code = 3;
+    {
+      fjord::pool pool(fjord::pool_options{.workers = 1, .on_thread_start = background});
+      const auto [worker, thread] = placements_seen_from(pool);
+      code = worker.policy == SCHED_IDLE && thread.policy == SCHED_OTHER ? 0 : 4;
+    }
+    ::_exit(code);
+  }
+  ASSERT_GT(child, 0);
+  expect_a_clean_exit(child);
 }
 
 TEST(blocking, a_limit_of_one_thread_runs_calls_one_after_another) {

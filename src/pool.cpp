@@ -143,7 +143,7 @@ pool_core::pool_core(const pool_options& options, const worker_counts& counts)
       stack_size_(options.stack_size),
       deque_capacity_(options.deque_capacity),
       name_(options.name),
-      workers_(max_threads_, nullptr),
+      workers_(max_threads_ + 1, nullptr),  // the last for the guest
       spin_budget_(options.spin_budget),
       id_(next_pool_id.fetch_add(1, std::memory_order_relaxed)),
       fork_generation_(fork_generation()),
@@ -164,6 +164,14 @@ void pool_core::start() {
   const std::size_t start_count = size();
   const std::size_t shards = next_power_of_two(std::min(placement_workers_, max_shards));
   cold_->worker_storage.resize(max_threads_);
+  if (cold_->callers_join) {
+    cold_->guest = std::make_unique<worker>(*this, static_cast<std::uint32_t>(max_threads_),
+                                            deque_capacity_, census_);
+    cold_->guest->guest = true;
+    guest_ = workers_[max_threads_] = cold_->guest.get();
+    const std::string guest_name = name_ + "-guest";
+    guest_name.copy(cold_->guest_stack_name, sizeof(cold_->guest_stack_name) - 1);
+  }
   cold_->shard_storage.reserve(shards);
   shards_.reserve(shards);
   for (std::size_t i = 0; i < shards; ++i) {
@@ -408,6 +416,12 @@ bool pool_core::shut_down(bool abandon_waiting) noexcept {
   while (pinned_submitters_.load(std::memory_order_seq_cst) != 0) {
     std::this_thread::yield();
   }
+  // A caller that joined before it could see stopping_ finishes its call
+  // (its leftovers reach the queues before it leaves); later ones see
+  // stopping_ and hand their calls over, which throws.
+  while (guest_busy_.load(std::memory_order_seq_cst)) {
+    std::this_thread::yield();
+  }
   // A paused pool could never drain.
   resume();
   if (abandon_waiting) {
@@ -510,7 +524,8 @@ void pool_core::rejoin_running_locked(worker& w) noexcept {
 void pool_core::begin_blocking(worker& w) noexcept {
   // Its private jobs go to the thieves now: it will not pop them soon.
   w.deque.share_all();
-  if (w.blocking_depth++ != 0) {
+  // A guest is in no running set: it has nothing to hand to a stand-in.
+  if (w.blocking_depth++ != 0 || w.guest) {
     return;
   }
   bool phantom = false;
@@ -538,7 +553,7 @@ void pool_core::begin_blocking(worker& w) noexcept {
 }
 
 void pool_core::end_blocking(worker& w) noexcept {
-  if (--w.blocking_depth != 0) {
+  if (--w.blocking_depth != 0 || w.guest) {
     return;
   }
   std::lock_guard lock(cold_->idle_mutex);
@@ -752,6 +767,9 @@ std::int64_t pool_core::waiting_count() const noexcept {
   const std::size_t n = thread_count_.load(std::memory_order_acquire);
   for (std::size_t i = 0; i < n; ++i) {
     sum += workers_[i]->waiting.read();
+  }
+  if (guest_ != nullptr) {
+    sum += guest_->waiting.read();
   }
   return static_cast<std::int64_t>(sum);
 }
@@ -1017,6 +1035,10 @@ pool_stats pool_core::stats() const {
     s.workers.push_back(workers_[i]->counters.snapshot());
     s.workers.back().queue_depth = workers_[i]->deque.size_hint() + workers_[i]->inbox.depth();
   }
+  if (guest_ != nullptr) {
+    s.callers = guest_->counters.snapshot();
+    s.callers.busy = {};  // no thread of its own: no life to account
+  }
   s.suppressed_exceptions = suppressed_.load(std::memory_order_relaxed);
   if (fork_generation_ == fork_generation()) {  // a fork child may not take the lock
     std::lock_guard lock(cold_->idle_mutex);
@@ -1041,6 +1063,9 @@ std::int64_t pool_core::live_heap_blocks() const noexcept {
   const std::size_t n = thread_count();
   for (std::size_t i = 0; i < n; ++i) {
     live += workers_[i]->heap.live_blocks();
+  }
+  if (guest_ != nullptr) {
+    live += guest_->heap.live_blocks();
   }
   return live;
 }

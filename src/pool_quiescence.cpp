@@ -14,8 +14,10 @@ namespace fjord::detail {
 bool pool_core::quiescent_locked() const noexcept {
   // The waiting count before the queues, as in try_end_locked(): a resumption is
   // queued before its count drops.
+  // A guest's call is work in the pool until the guest leaves (leave_guest()
+  // announces then).
   return cold_->idle_main_loop + cold_->retired.size() == cold_->reserved && waiting_count() == 0 &&
-         !any_work_visible() && !any_pinned_work();
+         !guest_busy_.load(std::memory_order_seq_cst) && !any_work_visible() && !any_pinned_work();
 }
 
 void pool_core::announce_if_quiescent_locked() noexcept {
@@ -36,12 +38,16 @@ void pool_core::wait_idle() {
   std::uint32_t epoch = 0;
   {
     std::lock_guard lock(cold_->idle_mutex);
+    // Registered under the lock a thread takes to go idle: either it sees
+    // us (and announces) or we see it idle below. A leaving guest takes no
+    // lock first, so for it the registration comes before the look, both
+    // seq_cst, against its store of guest_busy_ and its look at the count
+    // (leave_guest()).
+    idle_waiters_.fetch_add(1, std::memory_order_seq_cst);
     if (exit_.load(std::memory_order_relaxed) || quiescent_locked()) {
+      idle_waiters_.fetch_sub(1, std::memory_order_relaxed);
       return;  // ended (everything ran), or nothing to wait for
     }
-    // Registered under the lock a thread takes to go idle: either it sees
-    // us (and announces) or we saw it idle above.
-    idle_waiters_.fetch_add(1, std::memory_order_relaxed);
     epoch = idle_epoch_.load(std::memory_order_relaxed);
   }
   // Any change of the epoch after our registration is a quiescent moment

@@ -80,13 +80,14 @@ bool pool_core::any_work_visible() const noexcept {
     }
   }
   const std::size_t n = thread_count();
-  for (std::size_t i = 0; i < n; ++i) {
+  const std::size_t m = victim_count(n);
+  for (std::size_t i = 0; i < m; ++i) {
     // A runnext job counts: its owner may be running long, and it must not
     // wait for it with every other worker asleep. seq_cst: part of the same
     // handshake as the deques (resume_waiting's store or exchange, then its
     // fence).
-    if (workers_[i]->deque.maybe_nonempty() ||
-        workers_[i]->runnext.load(std::memory_order_seq_cst) != nullptr) {
+    const worker& w = *victim(i, n);
+    if (w.deque.maybe_nonempty() || w.runnext.load(std::memory_order_seq_cst) != nullptr) {
       return true;
     }
   }

@@ -132,7 +132,9 @@ FJORD_NOINLINE trace_thread* make_thread_buffer() noexcept {
   }
   try {
     t->tid = os_thread_id();
-    if (const worker* w = current_worker; w != nullptr) {
+    // A caller that joined a pool for a call is not one of its threads: its
+    // track stays among the other threads.
+    if (const worker* w = current_worker; w != nullptr && !w->guest) {
       t->pool_id = w->pool->id();
       t->pool_name = w->pool->name();
       t->worker_index = w->index;

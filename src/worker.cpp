@@ -29,16 +29,27 @@ constexpr std::uint32_t injection_check_interval = 61;
 // Jobs taken from an injection queue at once; all but one go on the deque.
 constexpr std::size_t injection_batch = 16;
 
+// The victim a steal event names: the worker's number, or guest_victim for
+// a caller that joined the pool (docs/tracing.md).
+constexpr std::uint32_t guest_victim = 0xFFFF'FFFFu;
+std::uint32_t trace_victim(const worker& v) noexcept {
+  return v.guest ? guest_victim : v.index;
+}
+
 }  // namespace
 
 job* pool_core::next_job(worker& w, const completion_latch* until, deadline_t deadline) noexcept {
   FJORD_ASSERT(&w == current_worker, "next_job: only a deque's owner may pop it");
   job* j = nullptr;
+  // A guest takes no injected work (call_as_guest): its call must not
+  // wait behind unrelated submissions.
   if (++w.ticks >= injection_check_interval) {
     w.ticks = 0;
-    poll_io_between_jobs();
-    j = take_injected_fairly(w);
-  } else if (high_.queue.maybe_nonempty_hint()) [[unlikely]] {
+    if (!w.guest) {
+      poll_io_between_jobs();
+      j = take_injected_fairly(w);
+    }
+  } else if (high_.queue.maybe_nonempty_hint() && !w.guest) [[unlikely]] {
     // High priority goes before the deque, at every other job boundary.
     j = take_one(high_);
   }
@@ -124,6 +135,12 @@ bool pool_core::help_until(worker& w, completion_latch& latch, deadline_t deadli
     }
     if (latch.done()) {
       break;
+    }
+    if (w.guest) {
+      // Not on the idle list (nobody wakes a guest for other work): it
+      // parks until the latch's completer unparks it, as its waiter.
+      park_guest(w, latch, deadline);
+      continue;
     }
     // A worker with a job on its stack cannot see the pool end: the last
     // idle worker only ends it when every worker is idle in its main loop.
@@ -296,6 +313,9 @@ std::size_t pool_core::take_normal(worker& w, job** batch) noexcept {
 }
 
 job* pool_core::take_injected(worker& w) noexcept {
+  if (w.guest) {
+    return nullptr;  // see next_job()
+  }
   if (job* j = take_pinned(w)) {
     return j;
   }
@@ -344,25 +364,26 @@ job* pool_core::keep_batch(worker& w, job** batch, std::size_t n) noexcept {
 
 job* pool_core::steal_round(worker& w) noexcept {
   const std::size_t n = thread_count();
+  const std::size_t m = victim_count(n);
   // xorshift64: a random first victim spreads thieves over victims.
   std::uint64_t x = w.rng;
   x ^= x << 13;
   x ^= x >> 7;
   x ^= x << 17;
   w.rng = x;
-  const std::size_t start = static_cast<std::size_t>(x % n);
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t v = (start + k) % n;
-    if (v == w.index) {
+  const std::size_t start = static_cast<std::size_t>(x % m);
+  for (std::size_t k = 0; k < m; ++k) {
+    worker* v = victim((start + k) % m, n);
+    if (v == &w) {
       continue;
     }
     // Only the thieves' line of the victim's deque is read here: looking at
     // its bottom would pull the owner's line away at every round.
     job* j = nullptr;
-    switch (workers_[v]->deque.steal(j)) {
+    switch (v->deque.steal(j)) {
       case work_stealing_deque::steal_result::success:
         w.counters.steals.bump();
-        trace_point(trace_kind::steal, static_cast<std::uint32_t>(v), trace_address(j));
+        trace_point(trace_kind::steal, trace_victim(*v), trace_address(j));
         return j;
       case work_stealing_deque::steal_result::lost_race:
         w.counters.failed_steals.bump();
@@ -377,11 +398,14 @@ job* pool_core::steal_round(worker& w) noexcept {
 job* pool_core::steal_from_stalled_owner(worker& w,
                                          std::chrono::steady_clock::time_point now) noexcept {
   const std::size_t n = thread_count();
+  const std::size_t m = victim_count(n);
+  // Watches name victims by position (victim()); the guest's position moves
+  // when a thread is added, which at worst ends a watch early.
   const std::size_t v = w.stall_victim;
   // A watch set long ago (its searcher found work meanwhile) proves
   // nothing: an equal bottom now is a coincidence, not a stall.
-  if (v < n && now - w.stall_since < 4 * stall_limit) {
-    work_stealing_deque& victim = workers_[v]->deque;
+  if (v < m && now - w.stall_since < 4 * stall_limit) {
+    work_stealing_deque& victim = this->victim(v, n)->deque;
     const bool stalled =
         victim.maybe_nonempty() && !victim.maybe_shared() && victim.bottom_hint() == w.stall_bottom;
     if (stalled && now - w.stall_since < stall_limit) {
@@ -409,16 +433,17 @@ job* pool_core::steal_from_stalled_owner(worker& w,
         w.stall_victim = v;
         w.stall_since = now - stall_limit;
         w.counters.steals.bump();
-        trace_point(trace_kind::steal, static_cast<std::uint32_t>(v), trace_address(j));
+        trace_point(trace_kind::steal, trace_victim(*this->victim(v, n)), trace_address(j));
         return j;
       }
       return nullptr;
     }
   }
   // Watch the first owner (after us) that holds private jobs and shares none.
-  for (std::size_t k = 1; k < n; ++k) {
-    const std::size_t u = (w.index + k) % n;
-    const work_stealing_deque& victim = workers_[u]->deque;
+  const std::size_t self = w.guest ? n : w.index;
+  for (std::size_t k = 1; k < m; ++k) {
+    const std::size_t u = (self + k) % m;
+    const work_stealing_deque& victim = this->victim(u, n)->deque;
     if (victim.maybe_nonempty() && !victim.maybe_shared()) {
       w.stall_victim = u;
       w.stall_bottom = victim.bottom_hint();
@@ -431,12 +456,13 @@ job* pool_core::steal_from_stalled_owner(worker& w,
 
 job* pool_core::steal_runnext(worker& w) noexcept {
   const std::size_t n = thread_count();
+  const std::size_t m = victim_count(n);
   const std::uint64_t now = cycle_clock::now();
-  for (std::size_t v = 0; v < n; ++v) {
-    if (v == w.index) {
+  for (std::size_t v = 0; v < m; ++v) {
+    worker& victim = *this->victim(v, n);
+    if (&victim == &w) {
       continue;
     }
-    worker& victim = *workers_[v];
     job* j = victim.runnext.load(std::memory_order_acquire);
     // Signed: a stamp stored after `now` was read (or from a core whose
     // clock runs a little ahead) is young, not 2^64 ticks old.
@@ -450,7 +476,7 @@ job* pool_core::steal_runnext(worker& w) noexcept {
     if (victim.runnext.compare_exchange_strong(j, nullptr, std::memory_order_acquire,
                                                std::memory_order_relaxed)) {
       w.counters.steals.bump();
-      trace_point(trace_kind::steal, static_cast<std::uint32_t>(v), trace_address(j));
+      trace_point(trace_kind::steal, trace_victim(victim), trace_address(j));
       return j;
     }
   }
@@ -465,7 +491,7 @@ job* pool_core::search(worker& w, const completion_latch* until, deadline_t dead
     return j;
   }
   become_searcher(w);
-  const bool can_steal = thread_count() > 1;
+  const bool can_steal = victim_count(thread_count()) > 1;  // the guest counts
   const auto start = std::chrono::steady_clock::now();
   worker_counters::open(
       w.counters.searching_since,
@@ -546,7 +572,7 @@ void pool_core::poll_io_between_jobs() noexcept {
 
 job* pool_core::poll_io_while_searching(worker& w) noexcept {
   reactor* r = reactor::existing();
-  if (r == nullptr || !r->has_waiters_relaxed() || !r->try_become_poller()) {
+  if (w.guest || r == nullptr || !r->has_waiters_relaxed() || !r->try_become_poller()) {
     return nullptr;
   }
   r->poll_now();

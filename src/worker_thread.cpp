@@ -83,6 +83,25 @@ void on_segv(int sig, siginfo_t* info, void* context) noexcept {
   });
 }
 
+// A caller's alternate signal stack, made by its first borrowed_stack_scope
+// when it had none; freed when the thread exits.
+struct caller_alternate_stack {
+  bool checked = false;
+  void* memory = nullptr;
+  caller_alternate_stack() = default;
+  caller_alternate_stack(const caller_alternate_stack&) = delete;
+  caller_alternate_stack& operator=(const caller_alternate_stack&) = delete;
+  ~caller_alternate_stack() {
+    if (memory != nullptr) {
+      stack_t off{};
+      off.ss_flags = SS_DISABLE;
+      ::sigaltstack(&off, nullptr);
+      std::free(memory);
+    }
+  }
+};
+thread_local caller_alternate_stack caller_alternate;
+
 }  // namespace
 
 int start_worker_thread(pthread_t& thread, std::size_t stack_size, void (*entry)(void*),
@@ -163,6 +182,42 @@ worker_thread_scope::~worker_thread_scope() {
     std::free(alternate_stack_);
   }
   this_stack = stack_bounds{};
+}
+
+borrowed_stack_scope::borrowed_stack_scope(std::uintptr_t low, std::uintptr_t high,
+                                           const char* name) noexcept
+    : saved_low_(this_stack.low), saved_high_(this_stack.high) {
+  std::memcpy(saved_name_, this_stack.name, sizeof(saved_name_));
+  this_stack.low = low;
+  this_stack.high = high;
+  std::memset(this_stack.name, 0, sizeof(this_stack.name));
+  std::strncpy(this_stack.name, name, sizeof(this_stack.name) - 1);
+#if !FJORD_ASAN
+  caller_alternate_stack& alt = caller_alternate;
+  if (!alt.checked) {
+    alt.checked = true;
+    stack_t current{};
+    if (::sigaltstack(nullptr, &current) == 0 && (current.ss_flags & SS_DISABLE) != 0) {
+      alt.memory = std::malloc(alternate_stack_size);
+      if (alt.memory != nullptr) {
+        stack_t mine{};
+        mine.ss_sp = alt.memory;
+        mine.ss_size = alternate_stack_size;
+        if (::sigaltstack(&mine, nullptr) != 0) {
+          std::free(alt.memory);
+          alt.memory = nullptr;
+        }
+      }
+    }
+  }
+  install_handler_once();
+#endif
+}
+
+borrowed_stack_scope::~borrowed_stack_scope() {
+  this_stack.low = saved_low_;
+  this_stack.high = saved_high_;
+  std::memcpy(this_stack.name, saved_name_, sizeof(saved_name_));
 }
 
 std::size_t stack_in_use() noexcept {

@@ -29,7 +29,7 @@ TEST(pool_stats, time_accounts_cover_the_workers_lives) {
     EXPECT_GE(w.parked + w.searching + w.busy, 40ms);
     EXPECT_GT(w.parked, w.busy) << "an idle worker is parked, not busy";
   }
-  pool.call([] { std::this_thread::sleep_for(30ms); });  // one worker busy
+  pool.submit([] { std::this_thread::sleep_for(30ms); }).get();  // one worker busy
   const auto after = pool.stats().total();
   EXPECT_GE(after.busy, 30ms);
   EXPECT_GT(after.utilisation(), 0.0);

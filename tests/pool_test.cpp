@@ -326,7 +326,7 @@ TEST(pool, counters_count) {
   for (int i = 0; i < 100; ++i) {
     p.post([&] { ran.fetch_add(1); });
   }
-  p.call([] {});
+  p.submit([] {}).get();
   // Posts have no order: wait for them (bounded), not for a fixed time. A
   // job's counter is bumped before it runs, so it shows by then.
   const auto give_up = std::chrono::steady_clock::now() + 60s;
@@ -528,11 +528,11 @@ TEST(pool, a_coroutine_woken_by_a_long_job_runs_on_another_worker) {
 
 TEST(pool, thread_names) {
   fjord::pool p(fjord::pool_options{.workers = 1, .name = "myname"});
-  const std::string name = p.call([] {
-    char buf[32] = {};
-    pthread_getname_np(pthread_self(), buf, sizeof(buf));
-    return std::string(buf);
-  });
+  const std::string name = p.submit([] {
+                              char buf[32] = {};
+                              pthread_getname_np(pthread_self(), buf, sizeof(buf));
+                              return std::string(buf);
+                            }).get();
   EXPECT_EQ(name, "myname-0");
 }
 

@@ -216,10 +216,13 @@ class pool {
     return result;
   }
 
-  /// Runs f() on a worker of this pool and returns its result (or rethrows):
-  /// the way into a pool from outside, so that the joins, groups and
-  /// algorithms f starts run on this pool (rayon's install, oneTBB's
-  /// task_arena::execute). From one of this pool's workers, simply calls f().
+  /// Runs f() in this pool and returns its result (or rethrows): the way
+  /// into a pool from outside, so that the joins, groups and algorithms f
+  /// starts run on this pool (rayon's install, oneTBB's task_arena::execute).
+  /// The calling thread runs f itself, joined to the pool as its guest, on a
+  /// stack of stack_size bytes, when pool_options::callers_join allows and
+  /// no other caller is the guest; otherwise a worker runs f while the
+  /// caller waits. From one of this pool's workers, simply calls f().
   template <detail::lvalue_callable F>
   decltype(auto) call(F&& f) {
     return detail::call_on(*core_, f);
@@ -281,12 +284,14 @@ class pool {
   /// Counters of every worker, readable at any time.
   pool_stats stats() const { return core_->stats(); }
 
-  /// True when the calling thread is one of this pool's workers.
+  /// True when the calling thread is one of this pool's workers, or a
+  /// caller inside a call it joined the pool for (pool_options::callers_join).
   bool owns_current_thread() const noexcept { return detail::current_worker_of(core_) != nullptr; }
   /// The calling thread's number in this pool (as post_to() takes it), or
-  /// nullopt on a thread that is none of the pool's.
+  /// nullopt on a thread that is none of the pool's (a caller that joined
+  /// the pool for a call has no number: it is not one of the pool's threads).
   std::optional<std::size_t> this_thread_index() const noexcept {
-    if (const detail::worker* w = detail::current_worker_of(core_)) {
+    if (const detail::worker* w = detail::current_worker_of(core_); w != nullptr && !w->guest) {
       return w->index;
     }
     return std::nullopt;

@@ -37,6 +37,23 @@ struct pool_options {
   /// instead of a bare SIGSEGV.
   std::size_t stack_size = std::size_t{32} << 20;
 
+  /// A call into the pool (pool::call, and join, invoke and the parallel
+  /// algorithms entered from outside) made by a thread that is no pool's
+  /// worker runs on that thread, which joins the pool as its guest until the
+  /// call returns, as oneTBB's task_arena::execute and OpenMP's master thread
+  /// do: no job to hand over, no worker to wake for the start, no wake-up
+  /// of the caller at the end, and the caller's CPU works on the call. The
+  /// call runs on a stack of the pool's (stack_size). One caller at a time
+  /// per pool is a guest; the others, and every caller while the pool is
+  /// paused or when this is false, hand the call to a worker and wait. A
+  /// guest runs only the jobs of the pool's deques (its own forks, and
+  /// others' it steals while it waits for a stolen one), never work
+  /// submitted from outside, so a call does not wait behind unrelated
+  /// posts. Off (false) on pools with cpus or thread hooks: their calls run
+  /// on the threads those options set up. x86-64 only; elsewhere calls go
+  /// to a worker.
+  bool callers_join = true;
+
   /// How many spare threads may stand in for workers blocked in sync_wait,
   /// in a wait on another pool's work, or in fjord::block_in_place, so that
   /// the pool keeps `workers` threads running (docs/scheduler.md,

@@ -88,6 +88,10 @@ struct pool_stats {
   /// One entry per thread the pool has made: its workers, then the spares
   /// that stood in for blocked workers (docs/scheduler.md, "Blocking").
   std::vector<worker_stats> workers;
+  /// What callers that joined the pool for their calls did there
+  /// (pool_options::callers_join): the jobs they ran and stole, their
+  /// searches and parks. busy is zero (they are not the pool's threads).
+  worker_stats callers;
   /// Exceptions that lost to an earlier one in join/invoke/task_group/when_all
   /// (the first is rethrown; the others are counted here, never dropped unseen).
   std::uint64_t suppressed_exceptions = 0;
@@ -106,9 +110,9 @@ struct pool_stats {
   /// a resize() down.
   std::size_t retired_threads = 0;
 
-  /// The sum over every worker.
+  /// The sum over every worker, and the callers.
   worker_stats total() const noexcept {
-    worker_stats sum;
+    worker_stats sum = callers;
     for (const auto& w : workers) {
       sum += w;
     }

@@ -444,7 +444,8 @@ TEST(scalable_memory, a_retiring_worker_gives_back_its_cached_segments) {
 
 TEST(scalable_memory, a_worker_that_goes_idle_gives_back_its_cached_segments) {
   const purge_delay_for_this_test long_delay(forever);
-  fjord::pool pool(fjord::pool_options{.workers = 1});
+  // Calls on the worker (not the caller), whose caches are the subject.
+  fjord::pool pool(fjord::pool_options{.workers = 1, .callers_join = false});
   const std::size_t before = mapped();
   const std::size_t cached_before = cached();
   const std::size_t peak = pool.call([] {
@@ -461,7 +462,7 @@ TEST(scalable_memory, a_worker_that_goes_idle_gives_back_its_cached_segments) {
 }
 
 TEST(scalable_memory, a_worker_that_goes_idle_takes_back_a_burst_freed_elsewhere) {
-  fjord::pool pool(fjord::pool_options{.workers = 1});
+  fjord::pool pool(fjord::pool_options{.workers = 1, .callers_join = false});
   const std::size_t before = mapped();
   const std::size_t cached_before = cached();
   const std::vector<void*> blocks = pool.call([] { return burst_of_256_byte_blocks(); });

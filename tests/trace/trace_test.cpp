@@ -152,7 +152,8 @@ TEST(trace, write_before_any_start_is_an_error_and_a_bad_path_is_named) {
 }
 
 TEST(trace, fork_join_records_jobs_steals_and_parks_on_each_worker) {
-  fjord::pool pool(fjord::pool_options{.workers = 2});
+  // Every call handed to a worker (injected), as callers that may not join do.
+  fjord::pool pool(fjord::pool_options{.workers = 2, .callers_join = false});
   fjord::trace::start();
   long total = 0;
   for (int i = 0; i < 20; ++i) {
@@ -181,7 +182,8 @@ TEST(trace, fork_join_records_jobs_steals_and_parks_on_each_worker) {
 }
 
 TEST(trace, a_forced_steal_is_recorded_with_its_victim_and_the_stolen_job_runs_on_the_thief) {
-  fjord::pool pool(fjord::pool_options{.workers = 2});
+  // The call on a worker, so that both sides of the steal are workers.
+  fjord::pool pool(fjord::pool_options{.workers = 2, .callers_join = false});
   fjord::trace::start();
   // The first half waits for the second to start, which only a thief can
   // do: the other worker must steal it from this one.
@@ -221,7 +223,8 @@ TEST(trace, a_forced_steal_is_recorded_with_its_victim_and_the_stolen_job_runs_o
 }
 
 TEST(trace, task_group_children_are_forks_and_each_stolen_one_follows_its_fork) {
-  fjord::pool pool(fjord::pool_options{.workers = 2});
+  // Calls on a worker: the forks and steals are all on worker tracks.
+  fjord::pool pool(fjord::pool_options{.workers = 2, .callers_join = false});
   fjord::trace::start();
   std::atomic<int> ran{0};
   for (int round = 0; round < 20; ++round) {

@@ -24,8 +24,9 @@ pool_core& core_of(pool& p) noexcept;
 // default_pool() does.
 pool_core& default_pool_core();
 
-// Runs f() on one of core's workers and returns its result, or rethrows its
-// exception (pool::call). From one of core's workers it simply calls f().
+// Runs f() on core and returns its result, or rethrows its exception
+// (pool::call): on the calling thread as core's guest when it may join, else
+// on one of core's workers. From one of core's workers it simply calls f().
 template <class F>
 decltype(auto) call_on(pool_core& core, F& f) {
   using value_t = std::invoke_result_t<F&>;
@@ -40,14 +41,22 @@ decltype(auto) call_on(pool_core& core, F& f) {
       self->result.run(self->f);
       self->pool->count_down(self->latch);
     }
+    static void run_as_guest(void* p) noexcept {
+      auto* self = static_cast<call_job*>(p);
+      self->result.run(self->f);
+    }
     F& f;
     pool_core* pool;
     completion_latch latch{1};
     result_slot<value_t> result;
   };
   call_job j(f, &core);
-  core.inject(&j, &j, 1);
-  core.wait(j.latch);
+  // The caller joins the pool for the call if it may (pool_options::callers_join),
+  // else a worker runs it while the caller waits.
+  if (!core.call_as_guest(&call_job::run_as_guest, &j)) {
+    core.inject(&j, &j, 1);
+    core.wait(j.latch);
+  }
   if (j.result.has_error()) {
     std::rethrow_exception(j.result.error());
   }

@@ -311,6 +311,18 @@ class pool_core {
  public:
   using deadline_t = std::chrono::steady_clock::time_point;
 
+  // A thread that is no pool's worker runs fn(arg) as this pool's guest
+  // (pool_options::callers_join; docs/scheduler.md, "Callers that join"):
+  // on the pool's guest stack, as a worker that takes no injected work,
+  // until fn returns. false, with fn not run, when the caller may not: the
+  // option is off, another caller is the guest, the caller is a worker, or
+  // the pool is paused, closing or from before a fork().
+  bool call_as_guest(void (*fn)(void*) noexcept, void* arg) noexcept;
+  // Whether a caller could join now (a hint: another may take the place).
+  bool guest_place_free() const noexcept {
+    return guest_ != nullptr && !guest_busy_.load(std::memory_order_relaxed);
+  }
+
   // Waits for latch from any thread, at most until deadline; true when the
   // latch is done. One of our workers helps (runs this pool's jobs
   // meanwhile) while less than half of its stack is in use, and beyond that
@@ -586,6 +598,18 @@ class pool_core {
   void dispatch_io(reactor& r) noexcept;
   void wake_all() noexcept;
   std::size_t shard_for_this_thread() const noexcept;
+  // call_as_guest()'s way out: what the call left on the guest's deque goes
+  // to the injection queue, then the place is free again.
+  void leave_guest(worker& g) noexcept;
+  // help_until()'s sleep for a guest: parked as the latch's waiter until
+  // it is done or the deadline passed.
+  static void park_guest(worker& g, const completion_latch& latch, deadline_t deadline) noexcept;
+  // The deques thieves look at: the threads', then the guest's (when the
+  // pool has one). i < victim_count(n), n = thread_count().
+  std::size_t victim_count(std::size_t n) const noexcept { return n + (guest_ != nullptr ? 1 : 0); }
+  worker* victim(std::size_t i, std::size_t n) const noexcept {
+    return i < n ? workers_[i] : guest_;
+  }
 
   alignas(false_sharing_range) census census_;
   alignas(false_sharing_range) std::atomic<bool> stopping_{false};
@@ -635,6 +659,12 @@ class pool_core {
   // <ostream> with it.)
   std::vector<worker*> workers_;
   std::atomic<std::size_t> thread_count_{0};
+  // The guest's slot (workers_[max_threads_], so that a latch names it as
+  // it names a worker), or nullptr when callers may not join.
+  worker* guest_ = nullptr;
+  // A caller holds the guest's slot. seq_cst both ways: against shut_down()
+  // and wait_idle(), which store and then look at it.
+  alignas(false_sharing_range) std::atomic<bool> guest_busy_{false};
   job_recycler recycler_;       // destroyed after the workers' threads are joined
   std::vector<shard*> shards_;  // owned by cold_
   // Queues of the high and low priority levels (normal work takes the lanes
@@ -667,5 +697,7 @@ class pool_core {
 // fjord::default_pool()'s core, made if need be; nullptr when it cannot be
 // made (a bad FJORD_WORKERS) or is shut down (static destruction).
 pool_core* default_pool_core_if_open() noexcept;
+// The same, but nullptr rather than made when it does not exist yet.
+pool_core* default_pool_core_if_made() noexcept;
 
 }  // namespace fjord::detail

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <vector>
 
+#include "fjord/detail/borrowed_stack.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/submission_lane.hpp"
 #include "fjord/detail/worker.hpp"
@@ -33,10 +34,14 @@ struct pool_core::cold_state {
         max_workers(counts.max),
         follow_cpus(counts.follow_cpus),
         idle_timeout(options.idle_timeout),
-        replace_blocked_after(options.replace_blocked_after) {}
+        replace_blocked_after(options.replace_blocked_after),
+        guest_stack(options.stack_size),
+        callers_join(options.callers_join && borrowed_stack::supported && !options.cpus &&
+                     !options.on_thread_start && !options.on_thread_stop) {}
 
   // What workers_ and shards_ point to.
   std::vector<std::unique_ptr<worker>> worker_storage;
+  std::unique_ptr<worker> guest;  // guest_ (pool_core::call_as_guest)
   std::vector<std::unique_ptr<shard>> shard_storage;
 
   const std::function<void(std::exception_ptr)> unhandled_handler;
@@ -62,6 +67,12 @@ struct pool_core::cold_state {
   bool follow_cpus;  // resize to available_cpus() when it changes
   const std::chrono::nanoseconds idle_timeout;
   const std::chrono::nanoseconds replace_blocked_after;  // 0: off
+
+  // The stack a guest's call runs on (pool_core::call_as_guest), mapped on
+  // first use; and whether callers may join at all.
+  borrowed_stack guest_stack;
+  const bool callers_join;
+  char guest_stack_name[16] = {};  // "<name>-guest", as a thread name is cut
 
   // The monitor thread (pool_scaling.cpp): parked on monitor_wake while
   // every thread is idle or there is nothing to watch.

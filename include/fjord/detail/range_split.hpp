@@ -8,6 +8,7 @@
 
 #include "fjord/detail/cycle_clock.hpp"
 #include "fjord/detail/first_error.hpp"
+#include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/pool_entry.hpp"
 #include "fjord/detail/worker.hpp"
 #include "fjord/execution.hpp"
@@ -34,14 +35,18 @@ inline constexpr std::uint64_t outside_sequential_limit = std::uint64_t{1} << 17
 // measurement is mostly overhead (run_prefix).
 inline constexpr std::uint64_t first_element_overhead_bound = 256;
 
-// Whether entering the pool may wake a worker: the caller is not one of the
-// target pool's workers.
+// Whether entering the pool may wait for a worker's wake-up: the caller is
+// not one of the target pool's workers, and cannot join it for the call
+// (pool_options::callers_join). A caller that joins starts the call itself
+// and forks as a worker does: a worker that wakes late only misses work the
+// caller then runs, so the call goes parallel as early as on a worker.
 inline bool entry_may_wake(const parallel_policy& policy) noexcept {
   const worker* w = current_worker;
-  if (w == nullptr) {
-    return true;
-  }
   pool* p = policy.target();
+  if (w == nullptr) {
+    const pool_core* target = p != nullptr ? &pool_access::core(*p) : default_pool_core_if_made();
+    return target == nullptr || !target->guest_place_free();
+  }
   return p != nullptr && &pool_access::core(*p) != w->pool;
 }
 

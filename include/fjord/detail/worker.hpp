@@ -136,7 +136,10 @@ struct alignas(false_sharing_range) worker {
   // (pool_core::note_waiting): counts modulo 2^64, summed by the pool.
   owned_counter waiting;
   std::uint64_t rng;
-  bool searching = false;            // counted as a searcher in the census
+  bool searching = false;  // counted as a searcher in the census
+  // The slot a caller from outside takes for one call (pool_core::call_as_guest):
+  // no thread of its own, never idle-listed, never blocked or retired.
+  bool guest = false;
   std::uint32_t ticks = 0;           // jobs run since the injection queues were last checked
   bool lanes_first = false;          // which injection path take_injected tries first
   std::size_t lane_cursor = 0;       // the submission lane take_injected tries first

@@ -37,6 +37,24 @@ class worker_thread_scope {
   void* alternate_stack_ = nullptr;
 };
 
+// While a caller runs a call on a pool's guest stack [low, high)
+// (pool_core::call_as_guest): an overflow into the guard below low is
+// reported as a worker's is, naming the stack `name`. The thread gets an
+// alternate signal stack for the report the first time, unless it has one
+// (kept until the thread exits).
+class borrowed_stack_scope {
+ public:
+  borrowed_stack_scope(std::uintptr_t low, std::uintptr_t high, const char* name) noexcept;
+  ~borrowed_stack_scope();
+  borrowed_stack_scope(const borrowed_stack_scope&) = delete;
+  borrowed_stack_scope& operator=(const borrowed_stack_scope&) = delete;
+
+ private:
+  std::uintptr_t saved_low_ = 0;
+  std::uintptr_t saved_high_ = 0;
+  char saved_name_[16] = {};
+};
+
 // Bytes of the calling worker thread's stack in use below its top, and its
 // size; both 0 on a thread that is not a fjord worker.
 std::size_t stack_in_use() noexcept;

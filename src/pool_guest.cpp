@@ -1,0 +1,110 @@
+// Callers that join a pool for one call (pool_options::callers_join):
+// docs/scheduler.md, "Callers that join".
+
+#include <chrono>
+#include <mutex>
+
+#include "fjord/detail/assert.hpp"
+#include "fjord/detail/fork_generation.hpp"
+#include "fjord/detail/pool_core.hpp"
+#include "fjord/detail/pool_core_cold.hpp"
+#include "fjord/detail/worker_thread.hpp"
+
+namespace fjord::detail {
+
+bool pool_core::call_as_guest(void (*fn)(void*) noexcept, void* arg) noexcept {
+  worker* g = guest_;
+  // A worker (of any pool) keeps its own identity: it waits with
+  // compensation instead.
+  if (g == nullptr || current_worker != nullptr) {
+    return false;
+  }
+  // The relaxed look spares a line another caller holds; the exchange is
+  // seq_cst against shut_down(), which stores stopping_ and then looks at
+  // guest_busy_: either we see stopping_ below, or it waits for us to leave.
+  if (guest_busy_.load(std::memory_order_relaxed) ||
+      guest_busy_.exchange(true, std::memory_order_seq_cst)) {
+    return false;
+  }
+  // A paused pool starts no job, so the call waits for resume() as a job;
+  // a closing one refuses it (the caller's inject() throws); a pool made
+  // before a fork() has no threads here.
+  if (stopping_.load(std::memory_order_seq_cst) || paused_.load(std::memory_order_relaxed) != 0 ||
+      fork_generation_ != fork_generation() || !cold_->guest_stack.ready()) {
+    leave_guest(*g);
+    return false;
+  }
+  const borrowed_stack& stack = cold_->guest_stack;
+  // As a worker's: helping (running other jobs on top of a wait) stops at
+  // half the stack, and the rest is for the call's own depth.
+  g->stack_half = stack.low() + (stack.high() - stack.low()) / 2;
+  set_current_worker(g);
+  trace_point(trace_kind::job_begin, 0, trace_address(arg));
+  {
+    const borrowed_stack_scope overflow_report(stack.low(), stack.high(), cold_->guest_stack_name);
+    cold_->guest_stack.run(fn, arg);
+  }
+  trace_point(trace_kind::job_end, 0, trace_address(arg));
+  g->counters.jobs_run.bump();
+  leave_guest(*g);
+  return true;
+}
+
+void pool_core::leave_guest(worker& g) noexcept {
+  if (current_worker == &g) {
+    FJORD_ASSERT(!g.searching && g.blocking_depth == 0,
+                 "call_as_guest: the guest leaves searching or blocked");
+    // The call's own forks were all joined; what is left was pushed by jobs
+    // it ran (a post, a coroutine it woke) and is work in progress, which
+    // even a closing pool takes: shut_down() waits for us to leave first.
+    job* first = nullptr;
+    job* last = nullptr;
+    std::uint64_t count = 0;
+    auto append = [&](job* j) {
+      j->next().store(nullptr, std::memory_order_relaxed);
+      if (last == nullptr) {
+        first = j;
+      } else {
+        last->next().store(j, std::memory_order_relaxed);
+      }
+      last = j;
+      ++count;
+    };
+    if (job* j = g.runnext.exchange(nullptr, std::memory_order_acquire)) {
+      append(j);
+    }
+    while (job* j = g.deque.pop()) {
+      append(j);
+    }
+    if (count != 0) {
+      shards_[g.index & shard_mask_]->queue.push_chain(first, last, count);
+      notify_injected();
+    }
+    set_current_worker(nullptr);
+  }
+  // seq_cst: against wait_idle(), which counts itself in idle_waiters_ and
+  // then looks at guest_busy_ (quiescent_locked()): either it sees us gone,
+  // or we see it and announce.
+  guest_busy_.store(false, std::memory_order_seq_cst);
+  if (idle_waiters_.load(std::memory_order_seq_cst) != 0) {
+    std::lock_guard lock(cold_->idle_mutex);
+    announce_if_quiescent_locked();
+  }
+}
+
+void pool_core::park_guest(worker& g, const completion_latch& latch, deadline_t deadline) noexcept {
+  g.counters.parks.bump();
+  while (!latch.done()) {
+    if (deadline == deadline_t::max()) {
+      g.sleeper.park();
+      continue;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      return;
+    }
+    g.sleeper.park_for(deadline - now);
+  }
+}
+
+}  // namespace fjord::detail

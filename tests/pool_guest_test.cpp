@@ -1,0 +1,337 @@
+// Callers that join a pool for their calls (pool_options::callers_join;
+// docs/scheduler.md, "Callers that join").
+#include <pthread.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "fjord/detail/borrowed_stack.hpp"
+#include "fjord/detail/pool_core.hpp"
+#include "fjord/join.hpp"
+#include "fjord/pool.hpp"
+#include "fjord/sync_wait.hpp"
+#include "fjord/task.hpp"
+#include "support/eventually.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr bool can_join = fjord::detail::borrowed_stack::supported;
+
+long fib(int n) {
+  if (n < 2) {
+    return n;
+  }
+  auto [x, y] = fjord::join([n] { return fib(n - 1); }, [n] { return fib(n - 2); });
+  return x + y;
+}
+
+// Runs f on a new thread with a stack of `stack` bytes and waits for it.
+template <class F>
+void on_thread_with_stack(std::size_t stack, F f) {
+  pthread_attr_t attr;
+  ASSERT_EQ(pthread_attr_init(&attr), 0);
+  ASSERT_EQ(pthread_attr_setstacksize(&attr, stack), 0);
+  pthread_t t{};
+  ASSERT_EQ(pthread_create(
+                &t, &attr,
+                [](void* p) -> void* {
+                  (*static_cast<F*>(p))();
+                  return nullptr;
+                },
+                &f),
+            0);
+  pthread_attr_destroy(&attr);
+  pthread_join(t, nullptr);
+}
+
+struct where {
+  std::thread::id thread;
+  bool owned = false;
+  std::optional<std::size_t> index;
+  fjord::pool* current = nullptr;
+};
+
+where where_called(fjord::pool& p) {
+  return p.call([&p] {
+    return where{std::this_thread::get_id(), p.owns_current_thread(), p.this_thread_index(),
+                 fjord::current_pool()};
+  });
+}
+
+TEST(callers_join, a_call_from_outside_runs_on_the_calling_thread) {
+  if (!can_join) {
+    GTEST_SKIP() << "no stack switch on this architecture: calls go to a worker";
+  }
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  const where w = where_called(p);
+  EXPECT_EQ(w.thread, std::this_thread::get_id());
+  // In the pool for the call, but not one of its numbered threads.
+  EXPECT_TRUE(w.owned);
+  EXPECT_FALSE(w.index.has_value());
+  EXPECT_EQ(w.current, &p);
+  EXPECT_FALSE(p.owns_current_thread()) << "the caller left the pool when the call returned";
+  EXPECT_EQ(fjord::current_pool(), nullptr);
+  EXPECT_GE(p.stats().callers.jobs_run, 1u);
+}
+
+TEST(callers_join, calls_go_to_a_worker_when_callers_may_not_join) {
+  const auto on_a_worker = [](fjord::pool& p) {
+    const where w = where_called(p);
+    EXPECT_NE(w.thread, std::this_thread::get_id());
+    EXPECT_TRUE(w.owned);
+    EXPECT_TRUE(w.index.has_value());
+  };
+  {
+    fjord::pool p(fjord::pool_options{.workers = 1, .callers_join = false});
+    on_a_worker(p);
+  }
+  {
+    // Thread hooks set up state on the pool's threads: calls run there.
+    fjord::pool p(fjord::pool_options{.workers = 1, .on_thread_start = [](std::size_t) {}});
+    on_a_worker(p);
+  }
+  {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+    unsigned cpu = 0;
+    while (!CPU_ISSET(cpu, &set)) {
+      ++cpu;
+    }
+    // Placed pools run their calls on the CPUs they were given.
+    fjord::pool p(fjord::pool_options{.workers = 1, .cpus = std::vector<unsigned>{cpu}});
+    on_a_worker(p);
+  }
+}
+
+TEST(callers_join, a_call_gets_the_pools_stack_whatever_the_callers) {
+  if (!can_join) {
+    GTEST_SKIP() << "no stack switch on this architecture";
+  }
+  // About 200 bytes a nested join in an optimised build, far more under
+  // the sanitizers: either way several MiB, against a caller's 256 KiB.
+#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  constexpr int depth = 40000;
+#else
+  constexpr int depth = 4000;
+#endif
+  struct nest {
+    static int down(int n) {
+      if (n == 0) {
+        return 0;
+      }
+      auto [x, y] = fjord::join([n] { return down(n - 1); }, [] { return 1; });
+      return x + y;
+    }
+  };
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  int result = 0;
+  bool on_caller = false;
+  on_thread_with_stack(std::size_t{256} * 1024, [&] {
+    const auto caller = std::this_thread::get_id();
+    result = p.call([&] {
+      on_caller = std::this_thread::get_id() == caller;
+      return nest::down(depth);
+    });
+  });
+  EXPECT_EQ(result, depth);
+  EXPECT_TRUE(on_caller);
+}
+
+TEST(callers_join, a_second_caller_meanwhile_hands_its_call_to_a_worker) {
+  if (!can_join) {
+    GTEST_SKIP() << "no stack switch on this architecture";
+  }
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  std::atomic<bool> inside{false};
+  std::atomic<bool> release{false};
+  std::thread first([&] {
+    p.call([&] {
+      inside = true;
+      while (!release.load()) {
+        std::this_thread::sleep_for(1ms);
+      }
+    });
+  });
+  ASSERT_TRUE(fjord_test::eventually([&] { return inside.load(); }));
+  const where w = where_called(p);
+  EXPECT_NE(w.thread, std::this_thread::get_id()) << "the guest's place was taken";
+  EXPECT_TRUE(w.index.has_value());
+  release = true;
+  first.join();
+  // Free again: this caller joins now.
+  EXPECT_EQ(where_called(p).thread, std::this_thread::get_id());
+}
+
+TEST(callers_join, exceptions_reach_the_caller) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  EXPECT_THROW(p.call([]() -> int { throw std::runtime_error("from the call"); }),
+               std::runtime_error);
+  // A throwing half of a join inside the call, too.
+  EXPECT_THROW(p.call([] {
+    fjord::join([] { return fib(10); }, []() -> long { throw std::invalid_argument("b"); });
+  }),
+               std::invalid_argument);
+  EXPECT_EQ(p.call([] { return fib(15); }), 610);
+}
+
+TEST(callers_join, a_worker_steals_from_the_guest) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  // The first half waits for the second to start, which only a worker that
+  // steals it from the caller's deque can do.
+  const bool stolen = p.call([] {
+    const auto caller = std::this_thread::get_id();
+    std::atomic<bool> second_started{false};
+    std::thread::id second_ran_on;
+    fjord::join(
+        [&] {
+          while (!second_started.load()) {
+            std::this_thread::yield();
+          }
+        },
+        [&] {
+          second_ran_on = std::this_thread::get_id();
+          second_started = true;
+        });
+    return second_ran_on != caller;
+  });
+  EXPECT_TRUE(stolen);
+}
+
+TEST(callers_join, work_a_call_leaves_behind_runs_exactly_once) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  constexpr int posts = 1000;
+  std::vector<std::atomic<int>> ran(posts);
+  // Posts from inside the call go on the guest's deque; whatever nobody
+  // took when the call returns goes to the pool's queues.
+  p.call([&] {
+    for (int i = 0; i < posts; ++i) {
+      p.post([&ran, i] { ran[static_cast<std::size_t>(i)].fetch_add(1); });
+    }
+  });
+  p.wait_idle();
+  for (const auto& r : ran) {
+    ASSERT_EQ(r.load(), 1);
+  }
+  EXPECT_EQ(fjord::detail::pool_access::core(p).live_heap_blocks(), 0);
+}
+
+TEST(callers_join, a_coroutine_started_in_a_call_may_end_on_a_worker) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  auto hop = [](fjord::pool& pool) -> fjord::task<int> {
+    co_await pool.schedule();
+    co_return 7;
+  };
+  std::optional<fjord::task<int>> started;
+  p.call([&] { started.emplace(hop(p)); });
+  EXPECT_EQ(fjord::sync_wait(std::move(*started)), 7);
+  // The waiting counts of the guest and the workers add up: the pool goes
+  // idle and ends.
+  p.wait_idle();
+  EXPECT_EQ(fjord::detail::pool_access::core(p).waiting_coroutines(), 0);
+}
+
+TEST(callers_join, wait_idle_waits_for_a_call_in_progress) {
+  if (!can_join) {
+    GTEST_SKIP() << "no stack switch on this architecture";
+  }
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  std::atomic<bool> inside{false};
+  std::atomic<bool> release{false};
+  std::thread caller([&] {
+    p.call([&] {
+      inside = true;
+      while (!release.load()) {
+        std::this_thread::sleep_for(1ms);
+      }
+    });
+  });
+  ASSERT_TRUE(fjord_test::eventually([&] { return inside.load(); }));
+  std::atomic<bool> idle{false};
+  std::thread waiter([&] {
+    p.wait_idle();
+    idle = true;
+  });
+  // Every worker is idle, yet the call is work in the pool.
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(idle.load());
+  release = true;
+  caller.join();
+  EXPECT_TRUE(fjord_test::eventually([&] { return idle.load(); }));
+  waiter.join();
+}
+
+TEST(callers_join, a_paused_pool_runs_no_call_until_resumed) {
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  p.pause();
+  std::atomic<bool> ran{false};
+  std::thread caller([&] { p.call([&] { ran = true; }); });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(ran.load());
+  p.resume();
+  caller.join();
+  EXPECT_TRUE(ran.load());
+}
+
+TEST(callers_join, a_guest_calls_into_another_pool) {
+  fjord::pool a(fjord::pool_options{.workers = 1});
+  fjord::pool b(fjord::pool_options{.workers = 1});
+  const auto r = a.call([&] {
+    // A guest of a is a worker of no pool for b: b's worker runs this one.
+    return b.call([&] { return b.owns_current_thread() && b.this_thread_index().has_value(); });
+  });
+  EXPECT_TRUE(r);
+  EXPECT_EQ(a.call([&] {
+    return fjord::join(
+               b, [] { return fib(12); }, [] { return 1; })
+        .first;
+  }),
+            144);
+}
+
+TEST(callers_join, many_callers_at_once_each_get_their_results) {
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  constexpr int threads = 4;
+  constexpr int calls = 200;
+  std::atomic<int> wrong{0};
+  std::atomic<long> leaves{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t) {
+    ts.emplace_back([&, t] {
+      for (int i = 0; i < calls; ++i) {
+        const int n = 8 + (t + i) % 8;
+        const long r = p.call([&] {
+          leaves.fetch_add(1, std::memory_order_relaxed);
+          return fib(n);
+        });
+        long expected = 0;
+        long next = 1;
+        for (int k = 0; k < n; ++k) {
+          const long sum = expected + next;
+          expected = next;
+          next = sum;
+        }
+        if (r != expected) {
+          wrong.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& t : ts) {
+    t.join();
+  }
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(leaves.load(), threads * calls);
+  p.wait_idle();
+  EXPECT_EQ(fjord::detail::pool_access::core(p).live_heap_blocks(), 0);
+}
+
+}  // namespace

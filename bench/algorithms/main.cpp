@@ -161,11 +161,16 @@ void check_close(const char* what, double got, double want) {
 }
 
 // Calls f with the policy the implementation names (and keeps the pool or
-// TBB's limit alive around it).
+// TBB's limit alive around it). fjord's pool has `threads` workers and the
+// caller waits; with caller_joins, as TBB's arena, `threads` counts the
+// caller too: threads - 1 workers (at least one) and the caller joins.
 template <class F>
-void with_policy(const bench::args& a, F&& f) {
+void with_policy(const bench::args& a, F&& f, bool caller_joins = false) {
   if (a.impl == "fjord") {
-    fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
+    const auto threads = static_cast<std::size_t>(a.threads);
+    fjord::pool pool(
+        fjord::pool_options{.workers = caller_joins && threads > 1 ? threads - 1 : threads,
+                            .callers_join = caller_joins});
     f(fjord::par.on(pool));
 #ifdef BENCH_HAVE_TBB
   } else if (a.impl == "seq") {
@@ -417,15 +422,18 @@ void run_tiny_reduce(const bench::args& a) {
                       }));
     return;
   }
-  with_policy(a, [&](auto&& policy) {
-    bench::run_rounds(a, "ns/call", calls, round([&] {
-                        if constexpr (fjord::is_execution_policy_v<decltype(policy)>) {
-                          return fjord::reduce(policy, v.begin(), v.end(), 0LL);
-                        } else {
-                          return std::reduce(policy, v.begin(), v.end(), 0LL);
-                        }
-                      }));
-  });
+  with_policy(
+      a,
+      [&](auto&& policy) {
+        bench::run_rounds(a, "ns/call", calls, round([&] {
+                            if constexpr (fjord::is_execution_policy_v<decltype(policy)>) {
+                              return fjord::reduce(policy, v.begin(), v.end(), 0LL);
+                            } else {
+                              return std::reduce(policy, v.begin(), v.end(), 0LL);
+                            }
+                          }));
+      },
+      /*caller_joins=*/true);
 }
 
 // The same from the main thread, with elements that cost something: each
@@ -472,17 +480,20 @@ void run_tiny_costly(const bench::args& a) {
                       }));
     return;
   }
-  with_policy(a, [&](auto&& policy) {
-    bench::run_rounds(a, "us/call", calls, round([&] {
-                        if constexpr (fjord::is_execution_policy_v<decltype(policy)>) {
-                          return fjord::transform_reduce(policy, v.begin(), v.end(),
-                                                         std::uint64_t{0}, std::plus<>(), cost);
-                        } else {
-                          return std::transform_reduce(policy, v.begin(), v.end(), std::uint64_t{0},
-                                                       std::plus<>(), cost);
-                        }
-                      }));
-  });
+  with_policy(
+      a,
+      [&](auto&& policy) {
+        bench::run_rounds(a, "us/call", calls, round([&] {
+                            if constexpr (fjord::is_execution_policy_v<decltype(policy)>) {
+                              return fjord::transform_reduce(policy, v.begin(), v.end(),
+                                                             std::uint64_t{0}, std::plus<>(), cost);
+                            } else {
+                              return std::transform_reduce(policy, v.begin(), v.end(),
+                                                           std::uint64_t{0}, std::plus<>(), cost);
+                            }
+                          }));
+      },
+      /*caller_joins=*/true);
 }
 
 }  // namespace

@@ -207,7 +207,7 @@ void run(const std::string& name, const bench::args& a) {
   if (name == "tasks") {
     const long n = a.size > 0 ? a.size : 1'000'000;
     pool = std::make_unique<fjord::pool>(
-        fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
+        fjord::pool_options{.workers = static_cast<std::size_t>(a.threads), .callers_join = false});
     const long long want = expected_tasks_sum(n);
     round = [&, n, want] { return run_tasks_round<Alloc>(*pool, n, want); };
     tasks = static_cast<double>(n);

@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
   if (a.impl == "sequential") {
     bench::run_rounds(a, "ms", calls, timed([&] { return fib_seq(n); }));
   } else if (a.impl == "fjord") {
-    fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
+    fjord::pool pool(
+        fjord::pool_options{.workers = static_cast<std::size_t>(a.threads), .callers_join = false});
     bench::run_rounds(a, "ms", calls,
                       timed([&] { return pool.call([&] { return fib_fjord(n); }); }));
 #ifdef BENCH_HAVE_TBB

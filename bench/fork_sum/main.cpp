@@ -83,7 +83,8 @@ int main(int argc, char** argv) {
   if (a.impl == "sequential") {
     bench::run_rounds(a, "s/round", tasks, timed([&] { return sum_seq(0, n); }));
   } else if (a.impl == "fjord") {
-    fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
+    fjord::pool pool(
+        fjord::pool_options{.workers = static_cast<std::size_t>(a.threads), .callers_join = false});
     bench::run_rounds(a, "s/round", tasks,
                       timed([&] { return pool.call([&] { return sum_fjord(0, n); }); }));
 #ifdef BENCH_HAVE_TBB

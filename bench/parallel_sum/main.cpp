@@ -124,12 +124,14 @@ int main(int argc, char** argv) {
     round.store(-1, std::memory_order_release);
     helper.join();
   } else if (a.impl == "fjord") {
-    fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
+    fjord::pool pool(
+        fjord::pool_options{.workers = static_cast<std::size_t>(a.threads), .callers_join = false});
     bench::run_rounds(a, "ms", leaves,
                       timed([&] { return pool.call([&] { return sum_fjord(data, grain); }); }));
   } else if (a.impl == "fjord-reduce" || a.impl == "fjord-parallel_reduce") {
     // The algorithms: with --grain 0 (no grain) they split adaptively.
-    fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
+    fjord::pool pool(
+        fjord::pool_options{.workers = static_cast<std::size_t>(a.threads), .callers_join = false});
     const auto policy = a.grain > 0 ? fjord::par.on(pool).with_grain(grain) : fjord::par.on(pool);
     if (a.impl == "fjord-reduce") {
       bench::run_rounds(a, "ms", leaves, timed([&] {

@@ -3,9 +3,14 @@
 // nodes, a fork at each, ~2-3 us of sequential work at size 15) to the pool
 // and waits for it. This is where waking, stealing and parking dominate: a
 // pool whose second worker parks after every tree pays a wake per call.
-//   --impl sequential | fjord | fjord-task-group | fjord-inside | onetbb
+//   --impl sequential | fjord | fjord-handed-over | joined-over-handed-over | fjord-task-group |
+//          fjord-inside | onetbb
 //   --size n (default 15)
 // The figure is microseconds per tree (median over rounds of 2000 trees).
+// fjord's caller joins the pool for each call (pool_options::callers_join,
+// as oneTBB's arena.execute: its caller works too); fjord-handed-over hands
+// each call to a worker and waits, as fjord did before; joined-over-handed-over
+// runs a round of each back to back in one process and gives their ratio.
 // fjord-inside is the floor for entering: the same trees run from a worker
 // (one pool.call around the whole round), so it costs the joins, the steals
 // and the second worker's searches, but no entry or wake-up.
@@ -82,7 +87,9 @@ int main(int argc, char** argv) {
   if (a.impl == "sequential") {
     bench::run_rounds(a, "us", nodes, timed([&] { return fib_seq(n); }));
   } else if (a.impl == "fjord-inside") {
-    fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
+    // The round's call handed to a worker: the trees run from inside.
+    fjord::pool pool(
+        fjord::pool_options{.workers = static_cast<std::size_t>(a.threads), .callers_join = false});
     bench::run_rounds(a, "us", nodes, [&] {
       return pool.call([&] {
         const auto start = bench::clock::now();
@@ -92,9 +99,38 @@ int main(int argc, char** argv) {
         return bench::since_ms(start) * 1000.0 / trees_per_round;
       });
     });
-  } else if (a.impl == "fjord" || a.impl == "fjord-task-group") {
-    fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
-    if (a.impl == "fjord") {
+  } else if (a.impl == "joined-over-handed-over") {
+    // The two entries' ratio from rounds run back to back in one process,
+    // in turn first, so that both halves of a pair see the machine in the
+    // same state (it swings 1.5x between processes).
+    const auto workers = static_cast<std::size_t>(a.threads);
+    fjord::pool joined(fjord::pool_options{.workers = workers});
+    fjord::pool handed(fjord::pool_options{.workers = workers, .callers_join = false});
+    auto on = [&](fjord::pool& p) {
+      return timed([&] { return p.call([&] { return fib_join(n); }); });
+    };
+    auto joined_round = on(joined);
+    auto handed_round = on(handed);
+    bool joined_first = true;
+    bench::run_rounds(a, "x handed over", nodes, [&] {
+      double j = 0;
+      double h = 0;
+      if (joined_first) {
+        j = joined_round();
+        h = handed_round();
+      } else {
+        h = handed_round();
+        j = joined_round();
+      }
+      joined_first = !joined_first;
+      return j / h;
+    });
+  } else if (a.impl == "fjord" || a.impl == "fjord-task-group" || a.impl == "fjord-handed-over") {
+    // fjord-handed-over: the caller hands each call to a worker and waits
+    // (pool_options::callers_join = false), as before callers joined.
+    fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads),
+                                         .callers_join = a.impl != "fjord-handed-over"});
+    if (a.impl != "fjord-task-group") {
       bench::run_rounds(a, "us", nodes,
                         timed([&] { return pool.call([&] { return fib_join(n); }); }));
     } else {

@@ -120,7 +120,8 @@ int main(int argc, char** argv) {
   if (a.impl == "sequential") {
     bench::run_rounds(a, "ms", tasks, timed([&] { return seq(root); }));
   } else if (a.impl == "fjord" || a.impl == "fjord-task-group") {
-    fjord::pool pool(fjord::pool_options{.workers = static_cast<std::size_t>(a.threads)});
+    fjord::pool pool(
+        fjord::pool_options{.workers = static_cast<std::size_t>(a.threads), .callers_join = false});
     if (a.impl == "fjord") {
       bench::run_rounds(a, "ms", tasks,
                         timed([&] { return pool.call([&] { return fjord_node(root); }); }));

@@ -103,15 +103,6 @@ pool_core* default_pool_core_if_open() noexcept {
   }
 }
 
-pool_core* default_pool_core_if_made() noexcept {
-  pool* p = instance.load(std::memory_order_acquire);
-  if (p == nullptr) {
-    return nullptr;
-  }
-  pool_core& core = pool_access::core(*p);
-  return core.is_shut_down() ? nullptr : &core;
-}
-
 }  // namespace detail
 
 }  // namespace fjord

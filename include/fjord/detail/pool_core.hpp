@@ -318,10 +318,6 @@ class pool_core {
   // option is off, another caller is the guest, the caller is a worker, or
   // the pool is paused, closing or from before a fork().
   bool call_as_guest(void (*fn)(void*) noexcept, void* arg) noexcept;
-  // Whether a caller could join now (a hint: another may take the place).
-  bool guest_place_free() const noexcept {
-    return guest_ != nullptr && !guest_busy_.load(std::memory_order_relaxed);
-  }
 
   // Waits for latch from any thread, at most until deadline; true when the
   // latch is done. One of our workers helps (runs this pool's jobs
@@ -697,7 +693,5 @@ class pool_core {
 // fjord::default_pool()'s core, made if need be; nullptr when it cannot be
 // made (a bad FJORD_WORKERS) or is shut down (static destruction).
 pool_core* default_pool_core_if_open() noexcept;
-// The same, but nullptr rather than made when it does not exist yet.
-pool_core* default_pool_core_if_made() noexcept;
 
 }  // namespace fjord::detail

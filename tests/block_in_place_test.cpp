@@ -119,11 +119,12 @@ TEST(block_in_place, joins_nested_across_two_one_worker_pools_finish) {
   auto f = [] { return 1; };
   auto g = [] { return 2; };
   auto h = [] { return 3; };
-  const int r = a.call([&] {
-    return fjord::join(
-               b, [&] { return fjord::join(a, f, g).first; }, h)
-        .first;
-  });
+  // From a's worker (a caller of a would join a instead).
+  const int r = a.submit([&] {
+                   return fjord::join(
+                              b, [&] { return fjord::join(a, f, g).first; }, h)
+                       .first;
+                 }).get();
   EXPECT_EQ(r, 1);
 }
 
@@ -140,19 +141,19 @@ TEST(block_in_place, task_groups_nested_across_pools_finish) {
   fjord::pool a(fjord::pool_options{.workers = 1});
   fjord::pool b(fjord::pool_options{.workers = 1});
   std::atomic<int> ran{0};
-  a.call([&] {
-    fjord::task_group on_b(b);
-    for (int i = 0; i < 4; ++i) {
-      on_b.run([&] {
-        fjord::task_group on_a(a);
-        for (int k = 0; k < 4; ++k) {
-          on_a.run([&] { ran.fetch_add(1); });
-        }
-        on_a.wait();
-      });
-    }
-    on_b.wait();
-  });
+  a.submit([&] {
+     fjord::task_group on_b(b);
+     for (int i = 0; i < 4; ++i) {
+       on_b.run([&] {
+         fjord::task_group on_a(a);
+         for (int k = 0; k < 4; ++k) {
+           on_a.run([&] { ran.fetch_add(1); });
+         }
+         on_a.wait();
+       });
+     }
+     on_b.wait();
+   }).get();
   EXPECT_EQ(ran.load(), 16);
 }
 
@@ -198,7 +199,7 @@ TEST(block_in_place, nested_joins_use_only_the_stack_they_need) {
     }
   };
   fjord::pool p(fjord::pool_options{.workers = 1});
-  EXPECT_EQ(p.call([] { return nest::down(depth); }), depth);
+  EXPECT_EQ(p.submit([] { return nest::down(depth); }).get(), depth);
 }
 
 TEST(block_in_place, a_worker_stack_overflow_is_reported_as_such) {
@@ -213,7 +214,7 @@ TEST(block_in_place, a_worker_stack_overflow_is_reported_as_such) {
             return n == 0 ? frame[0] : down(n - 1) + frame[0];
           }
         };
-        p.call([] { return deep::down(1 << 30); });
+        p.submit([] { return deep::down(1 << 30); }).get();
       },
       "stack.overflow");
 }
@@ -221,7 +222,7 @@ TEST(block_in_place, a_worker_stack_overflow_is_reported_as_such) {
 TEST(block_in_place, spares_are_reused_across_blocking_episodes) {
   fjord::pool p(fjord::pool_options{.workers = 1});
   for (int i = 0; i < 50; ++i) {
-    p.call([] { fjord::block_in_place([] { std::this_thread::sleep_for(200us); }); });
+    p.submit([] { fjord::block_in_place([] { std::this_thread::sleep_for(200us); }); }).get();
   }
   // The worker and one spare, retired and woken again each time.
   EXPECT_LE(p.stats().workers.size(), 2u);
@@ -230,7 +231,7 @@ TEST(block_in_place, spares_are_reused_across_blocking_episodes) {
 TEST(block_in_place, no_spare_threads_when_compensation_is_off) {
   fjord::pool p(fjord::pool_options{.workers = 1, .max_spare_threads = 0});
   std::atomic<int> ran{0};
-  p.call([&] { fjord::block_in_place([&] { ran = 1; }); });
+  p.submit([&] { fjord::block_in_place([&] { ran = 1; }); }).get();
   EXPECT_EQ(ran.load(), 1);
   EXPECT_EQ(p.stats().workers.size(), 1u);
 }
@@ -323,17 +324,17 @@ TEST(block_in_place, destroying_a_pool_from_a_job_of_another_hands_over_the_work
   // to run first: a's worker, waiting in ~pool, must let a spare run it.
   fjord::pool a(fjord::pool_options{.workers = 1});
   std::atomic<bool> done{false};
-  a.call([&] {
-    auto b = std::make_unique<fjord::pool>(fjord::pool_options{.workers = 1});
-    b->post([&] {
-      std::atomic<bool> ran_on_a{false};
-      a.post([&] { ran_on_a = true; });
-      while (!ran_on_a.load()) {
-        std::this_thread::yield();
-      }
-    });
-    b.reset();
-    done = true;
-  });
+  a.submit([&] {
+     auto b = std::make_unique<fjord::pool>(fjord::pool_options{.workers = 1});
+     b->post([&] {
+       std::atomic<bool> ran_on_a{false};
+       a.post([&] { ran_on_a = true; });
+       while (!ran_on_a.load()) {
+         std::this_thread::yield();
+       }
+     });
+     b.reset();
+     done = true;
+   }).get();
   EXPECT_TRUE(done.load());
 }

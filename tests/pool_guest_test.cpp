@@ -183,6 +183,53 @@ TEST(callers_join, exceptions_reach_the_caller) {
   EXPECT_EQ(p.call([] { return fib(15); }), 610);
 }
 
+TEST(callers_join, a_guest_takes_no_work_submitted_from_outside) {
+  if (!can_join) {
+    GTEST_SKIP() << "no stack switch on this architecture";
+  }
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  // The only worker is held, so a job submitted from outside waits in the
+  // injection queue while the guest waits for it (helping as it waits).
+  std::atomic<bool> hold{true};
+  std::atomic<bool> holding{false};
+  p.post([&] {
+    holding = true;
+    while (hold.load()) {
+      std::this_thread::sleep_for(100us);
+    }
+  });
+  ASSERT_TRUE(fjord_test::eventually([&] { return holding.load(); }));
+  fjord::future<std::thread::id> submitted = p.submit([] { return std::this_thread::get_id(); });
+  const auto caller = std::this_thread::get_id();
+  std::thread release([&] {
+    std::this_thread::sleep_for(20ms);
+    hold = false;
+  });
+  const std::thread::id ran_on = p.call([&] { return submitted.get(); });
+  release.join();
+  EXPECT_NE(ran_on, caller) << "the guest ran a job submitted from outside";
+}
+
+TEST(callers_join, an_overflow_of_the_guest_stack_is_reported_as_such) {
+  if (!can_join) {
+    GTEST_SKIP() << "no stack switch on this architecture";
+  }
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        fjord::pool p(fjord::pool_options{.workers = 1, .stack_size = std::size_t{256} * 1024});
+        struct deep {
+          static int down(int n) {
+            volatile char frame[512];
+            frame[0] = static_cast<char>(n);
+            return n == 0 ? frame[0] : down(n - 1) + frame[0];
+          }
+        };
+        p.call([] { return deep::down(1 << 30); });
+      },
+      "stack.overflow");
+}
+
 TEST(callers_join, a_worker_steals_from_the_guest) {
   fjord::pool p(fjord::pool_options{.workers = 2});
   // The first half waits for the second to start, which only a worker that

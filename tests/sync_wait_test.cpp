@@ -57,7 +57,7 @@ TEST(sync_wait, from_a_worker_blocks_with_a_stand_in) {
     co_await fjord::sleep_for(1ms);
     co_return 9;
   };
-  const int got = p.call([&] { return fjord::sync_wait(inner()); });
+  const int got = p.submit([&] { return fjord::sync_wait(inner()); }).get();
   EXPECT_EQ(got, 9);
 }
 
@@ -78,7 +78,7 @@ TEST(sync_wait, a_coroutine_started_inside_it_but_not_part_of_its_task_goes_to_i
     fjord::join([&] { fjord::spawn(p, u()); }, [] {});
     co_return;
   };
-  p.call([&] { fjord::sync_wait(t()); });
+  p.submit([&] { fjord::sync_wait(t()); }).get();
   const auto give_up = std::chrono::steady_clock::now() + 10s;
   while (!u_done.load() && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(1ms);

@@ -13,7 +13,7 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(__ELF__)
 // fjord_detail_run_on_stack(arg, fn, top): calls fn(arg) with the stack
 // pointer at top (16-byte aligned, so fn starts with the alignment the ABI
 // gives any callee) and returns on the caller's stack. rbp keeps the old
@@ -21,7 +21,7 @@
 // CFI names rbp as the frame's base: a debugger's or profiler's backtrace
 // goes on from fn's frames into the caller's.
 asm(R"(
-    .text
+    .pushsection .text
     .p2align 4
     .globl fjord_detail_run_on_stack
     .hidden fjord_detail_run_on_stack
@@ -41,6 +41,7 @@ fjord_detail_run_on_stack:
     ret
     .cfi_endproc
     .size fjord_detail_run_on_stack, .-fjord_detail_run_on_stack
+    .popsection
 )");
 extern "C" void fjord_detail_run_on_stack(void* arg, void (*fn)(void*) noexcept,
                                           void* top) noexcept;
@@ -107,13 +108,15 @@ bool borrowed_stack::ready() noexcept {
     ::munmap(p, guard + size_);
     return false;
   }
+  // Small pages: a huge page would commit 2 MiB at a call's first touch.
+  static_cast<void>(::madvise(p, guard + size_, MADV_NOHUGEPAGE));
   base_ = p;
   guard_ = guard;
   return true;
 }
 
 void borrowed_stack::run(void (*fn)(void*) noexcept, void* arg) noexcept {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(__ELF__)
   switch_frame frame{fn, arg};
 #if FJORD_ASAN
   void* fake_stack = nullptr;

@@ -416,14 +416,16 @@ bool pool_core::shut_down(bool abandon_waiting) noexcept {
   while (pinned_submitters_.load(std::memory_order_seq_cst) != 0) {
     std::this_thread::yield();
   }
+  // A paused pool could never drain (nor could a guest that waits for
+  // queued work: it takes none, so a paused worker must run it).
+  resume();
   // A caller that joined before it could see stopping_ finishes its call
   // (its leftovers reach the queues before it leaves); later ones see
-  // stopping_ and hand their calls over, which throws.
-  while (guest_busy_.load(std::memory_order_seq_cst)) {
-    std::this_thread::yield();
+  // stopping_ and hand their calls over, which throws. The wait may last a
+  // whole call: it sleeps, in naps short enough to need no wake-up.
+  for (std::uint32_t s = 0; (s = guest_state_.load(std::memory_order_seq_cst)) != guest_free;) {
+    futex_wait_for(&guest_state_, s, std::chrono::milliseconds(1));
   }
-  // A paused pool could never drain.
-  resume();
   if (abandon_waiting) {
     abandon_waiting_.store(true, std::memory_order_relaxed);  // published by drained_
   }

@@ -19,11 +19,12 @@ bool pool_core::call_as_guest(void (*fn)(void*) noexcept, void* arg) noexcept {
   if (g == nullptr || current_worker != nullptr) {
     return false;
   }
-  // The relaxed look spares a line another caller holds; the exchange is
+  // The relaxed look spares a line another caller holds; the CAS is
   // seq_cst against shut_down(), which stores stopping_ and then looks at
-  // guest_busy_: either we see stopping_ below, or it waits for us to leave.
-  if (guest_busy_.load(std::memory_order_relaxed) ||
-      guest_busy_.exchange(true, std::memory_order_seq_cst)) {
+  // guest_state_: either we see stopping_ below, or it waits for us to leave.
+  std::uint32_t expected = guest_free;
+  if (guest_state_.load(std::memory_order_relaxed) != guest_free ||
+      !guest_state_.compare_exchange_strong(expected, guest_busy, std::memory_order_seq_cst)) {
     return false;
   }
   // A paused pool starts no job, so the call waits for resume() as a job;
@@ -51,6 +52,12 @@ bool pool_core::call_as_guest(void (*fn)(void*) noexcept, void* arg) noexcept {
 }
 
 void pool_core::leave_guest(worker& g) noexcept {
+  if (fork_generation_ != fork_generation()) {
+    // A fork() child that went on with the call: the pool's threads and
+    // locks are the parent's. Leave the slot taken (the pool refuses work
+    // here anyway).
+    return;
+  }
   if (current_worker == &g) {
     FJORD_ASSERT(!g.searching && g.blocking_depth == 0,
                  "call_as_guest: the guest leaves searching or blocked");
@@ -83,13 +90,16 @@ void pool_core::leave_guest(worker& g) noexcept {
     set_current_worker(nullptr);
   }
   // seq_cst: against wait_idle(), which counts itself in idle_waiters_ and
-  // then looks at guest_busy_ (quiescent_locked()): either it sees us gone,
-  // or we see it and announce.
-  guest_busy_.store(false, std::memory_order_seq_cst);
+  // then looks at guest_state_ (quiescent_locked()): either it sees us no
+  // longer busy, or we see it and announce. Leaving, not yet free: the pool
+  // cannot end under the announcement (shut_down() waits for free).
+  guest_state_.store(guest_leaving, std::memory_order_seq_cst);
   if (idle_waiters_.load(std::memory_order_seq_cst) != 0) {
     std::lock_guard lock(cold_->idle_mutex);
     announce_if_quiescent_locked();
   }
+  // Our last touch of the pool.
+  guest_state_.store(guest_free, std::memory_order_release);
 }
 
 void pool_core::park_guest(worker& g, const completion_latch& latch, deadline_t deadline) noexcept {

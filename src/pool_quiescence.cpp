@@ -17,7 +17,8 @@ bool pool_core::quiescent_locked() const noexcept {
   // A guest's call is work in the pool until the guest leaves (leave_guest()
   // announces then).
   return cold_->idle_main_loop + cold_->retired.size() == cold_->reserved && waiting_count() == 0 &&
-         !guest_busy_.load(std::memory_order_seq_cst) && !any_work_visible() && !any_pinned_work();
+         guest_state_.load(std::memory_order_seq_cst) != guest_busy && !any_work_visible() &&
+         !any_pinned_work();
 }
 
 void pool_core::announce_if_quiescent_locked() noexcept {
@@ -41,7 +42,7 @@ void pool_core::wait_idle() {
     // Registered under the lock a thread takes to go idle: either it sees
     // us (and announces) or we see it idle below. A leaving guest takes no
     // lock first, so for it the registration comes before the look, both
-    // seq_cst, against its store of guest_busy_ and its look at the count
+    // seq_cst, against its store of guest_state_ and its look at the count
     // (leave_guest()).
     idle_waiters_.fetch_add(1, std::memory_order_seq_cst);
     if (exit_.load(std::memory_order_relaxed) || quiescent_locked()) {

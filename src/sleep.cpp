@@ -64,6 +64,25 @@ void pool_core::stop_searching(worker& w) noexcept {
 }
 
 bool pool_core::any_work_visible() const noexcept {
+  if (injected_work_visible()) {
+    return true;
+  }
+  const std::size_t n = thread_count();
+  const std::size_t m = victim_count(n);
+  for (std::size_t i = 0; i < m; ++i) {
+    // A runnext job counts: its owner may be running long, and it must not
+    // wait for it with every other worker asleep. seq_cst: part of the same
+    // handshake as the deques (resume_waiting's store or exchange, then its
+    // fence).
+    const worker& w = *victim(i, n);
+    if (w.deque.maybe_nonempty() || w.runnext.load(std::memory_order_seq_cst) != nullptr) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool pool_core::injected_work_visible() const noexcept {
   if (high_.queue.maybe_nonempty() || low_.queue.maybe_nonempty()) {
     return true;
   }
@@ -76,18 +95,6 @@ bool pool_core::any_work_visible() const noexcept {
   const std::size_t lanes = lane_count_.load(std::memory_order_seq_cst);
   for (std::size_t i = 0; i < lanes; ++i) {
     if (lanes_[i].load(std::memory_order_acquire)->maybe_nonempty()) {
-      return true;
-    }
-  }
-  const std::size_t n = thread_count();
-  const std::size_t m = victim_count(n);
-  for (std::size_t i = 0; i < m; ++i) {
-    // A runnext job counts: its owner may be running long, and it must not
-    // wait for it with every other worker asleep. seq_cst: part of the same
-    // handshake as the deques (resume_waiting's store or exchange, then its
-    // fence).
-    const worker& w = *victim(i, n);
-    if (w.deque.maybe_nonempty() || w.runnext.load(std::memory_order_seq_cst) != nullptr) {
       return true;
     }
   }

@@ -400,7 +400,9 @@ job* pool_core::steal_from_stalled_owner(worker& w,
   const std::size_t n = thread_count();
   const std::size_t m = victim_count(n);
   // Watches name victims by position (victim()); the guest's position moves
-  // when a thread is added, which at worst ends a watch early.
+  // when a thread is added, so a watch may then compare another deque's
+  // bottom with the one it saw: at worst a needless registered steal from
+  // an owner that was not stalled (safe, as every such steal is).
   const std::size_t v = w.stall_victim;
   // A watch set long ago (its searcher found work meanwhile) proves
   // nothing: an equal bottom now is a coincidence, not a stall.
@@ -533,6 +535,12 @@ job* pool_core::search(worker& w, const completion_latch* until, deadline_t dead
       }
       if (now - start >= spin_budget_ || now >= deadline) {
         break;
+      }
+      // A searching guest counts as a searcher, so submitters wake nobody,
+      // but it takes no injected work: it wakes a sleeper for what it sees.
+      if (w.guest && census_.load(std::memory_order_relaxed).sleepers() != 0 &&
+          injected_work_visible()) {
+        wake_one_sleeper();
       }
       // Ready fds are work too: while coroutines wait for them and nobody
       // polls, a searcher polls without waiting (Go's findRunnable does the

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -326,6 +327,41 @@ TEST(callers_join, a_paused_pool_runs_no_call_until_resumed) {
   p.resume();
   caller.join();
   EXPECT_TRUE(ran.load());
+}
+
+TEST(callers_join, a_paused_pool_is_destroyed_while_a_guest_waits_for_queued_work) {
+  if (!can_join) {
+    GTEST_SKIP() << "no stack switch on this architecture";
+  }
+  auto p = std::make_unique<fjord::pool>(fjord::pool_options{.workers = 1});
+  std::atomic<bool> inside{false};
+  std::atomic<bool> go{false};
+  std::optional<fjord::future<int>> queued;
+  std::atomic<int> got{0};
+  std::thread caller([&] {
+    got = p->call([&] {
+      inside = true;
+      while (!go.load()) {
+        std::this_thread::sleep_for(1ms);
+      }
+      // Queued from outside: only a worker runs it, and the worker is paused.
+      return queued->get();
+    });
+  });
+  ASSERT_TRUE(fjord_test::eventually([&] { return inside.load(); }));
+  p->pause();
+  queued.emplace(p->submit([] { return 5; }));
+  go = true;
+  // The destructor resumes the pool before it waits for the guest to leave.
+  std::atomic<bool> destroyed{false};
+  std::thread destroyer([&] {
+    p.reset();
+    destroyed = true;
+  });
+  EXPECT_TRUE(fjord_test::eventually([&] { return destroyed.load(); }));
+  destroyer.join();
+  caller.join();
+  EXPECT_EQ(got.load(), 5);
 }
 
 TEST(callers_join, a_guest_calls_into_another_pool) {

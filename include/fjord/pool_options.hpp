@@ -46,12 +46,16 @@ struct pool_options {
   /// call runs on a stack of the pool's (stack_size). One caller at a time
   /// per pool is a guest; the others, and every caller while the pool is
   /// paused or when this is false, hand the call to a worker and wait. A
-  /// guest runs only the jobs of the pool's deques (its own forks, and
-  /// others' it steals while it waits for a stolen one), never work
-  /// submitted from outside, so a call does not wait behind unrelated
-  /// posts. Off (false) on pools with cpus or thread hooks: their calls run
-  /// on the threads those options set up. x86-64 only; elsewhere calls go
-  /// to a worker.
+  /// guest takes nothing from the injection queues, so a call does not wait
+  /// behind unrelated posts; but while it waits for a stolen half it helps
+  /// as a worker does, stealing from the workers' deques, which may hold
+  /// jobs a worker took from those queues (another caller's handed-over
+  /// call too). So, as on a worker, a call must not hold a lock across a
+  /// join, group or future wait that a job of the pool may take. Inside
+  /// the call, pool::this_thread_index() is nullopt: the caller is none of
+  /// the pool's numbered threads. Off (false) on pools with cpus or thread
+  /// hooks: their calls run on the threads those options set up. x86-64
+  /// only; elsewhere calls go to a worker.
   bool callers_join = true;
 
   /// How many spare threads may stand in for workers blocked in sync_wait,

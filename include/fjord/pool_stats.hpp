@@ -90,7 +90,8 @@ struct pool_stats {
   std::vector<worker_stats> workers;
   /// What callers that joined the pool for their calls did there
   /// (pool_options::callers_join): the jobs they ran and stole, their
-  /// searches and parks. busy is zero (they are not the pool's threads).
+  /// searches, and how often they parked (not for how long: parked is
+  /// zero, and so is busy: they are not the pool's threads).
   worker_stats callers;
   /// Exceptions that lost to an earlier one in join/invoke/task_group/when_all
   /// (the first is rethrown; the others are counted here, never dropped unseen).

@@ -12,11 +12,11 @@ namespace fjord::detail {
 // another stack pointer and back (no context is saved: the function
 // returns normally), so it costs a few instructions; exceptions must not
 // leave the function (it is noexcept), and unwinders see through the switch
-// by its CFI. Only where fjord has the switch (x86-64); elsewhere
+// by its CFI. Only where fjord has the switch (x86-64 ELF); elsewhere
 // `supported` is false and callers keep to their own stacks.
 class borrowed_stack {
  public:
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(__ELF__)
   static constexpr bool supported = true;
 #else
   static constexpr bool supported = false;

@@ -559,6 +559,8 @@ class pool_core {
   // About 4-8 us at 2-4 GHz (Go's thieves wait 3 us before taking runnext).
   static constexpr std::uint64_t runnext_grace = 16384;
   bool any_work_visible() const noexcept;
+  // Its first half: work on the injection path (lanes, shards, priorities).
+  bool injected_work_visible() const noexcept;
   // A job waits in some thread's inbox (pinned jobs are not in
   // any_work_visible(): a worker that cannot take them must not stay awake
   // for them, but the pool is neither idle nor done while one waits).
@@ -658,9 +660,13 @@ class pool_core {
   // The guest's slot (workers_[max_threads_], so that a latch names it as
   // it names a worker), or nullptr when callers may not join.
   worker* guest_ = nullptr;
-  // A caller holds the guest's slot. seq_cst both ways: against shut_down()
-  // and wait_idle(), which store and then look at it.
-  alignas(false_sharing_range) std::atomic<bool> guest_busy_{false};
+  // The guest's slot: guest_free, guest_busy (a caller holds it) or
+  // guest_leaving (its last touches of the pool, after which it stores
+  // guest_free). seq_cst: against shut_down() and wait_idle(), which store
+  // and then look at it. shut_down() waits for guest_free, so nothing a
+  // leaving guest touches is freed under it; wait_idle() counts only busy.
+  static constexpr std::uint32_t guest_free = 0, guest_busy = 1, guest_leaving = 2;
+  alignas(false_sharing_range) std::atomic<std::uint32_t> guest_state_{guest_free};
   job_recycler recycler_;       // destroyed after the workers' threads are joined
   std::vector<shard*> shards_;  // owned by cold_
   // Queues of the high and low priority levels (normal work takes the lanes

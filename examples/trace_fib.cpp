@@ -1,7 +1,9 @@
 // Tracing a fork-join program: fib on a two-worker pool, with a user span
 // and a counter, written as Chrome trace JSON. Open the file in
 // https://ui.perfetto.dev (or chrome://tracing) to see each worker's jobs,
-// searches, steals (arrows from victim to thief) and sleeps.
+// searches, steals (arrows from victim to thief) and sleeps, and the
+// calling thread's, which joins the pool for each call (among the other
+// threads).
 //
 //   example_trace_fib [out.json] [n] [out.fjtrace]
 

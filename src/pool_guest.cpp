@@ -102,19 +102,4 @@ void pool_core::leave_guest(worker& g) noexcept {
   guest_state_.store(guest_free, std::memory_order_release);
 }
 
-void pool_core::park_guest(worker& g, const completion_latch& latch, deadline_t deadline) noexcept {
-  g.counters.parks.bump();
-  while (!latch.done()) {
-    if (deadline == deadline_t::max()) {
-      g.sleeper.park();
-      continue;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) {
-      return;
-    }
-    g.sleeper.park_for(deadline - now);
-  }
-}
-
 }  // namespace fjord::detail

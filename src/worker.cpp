@@ -139,7 +139,8 @@ bool pool_core::help_until(worker& w, completion_latch& latch, deadline_t deadli
     if (w.guest) {
       // Not on the idle list (nobody wakes a guest for other work): it
       // parks until the latch's completer unparks it, as its waiter.
-      park_guest(w, latch, deadline);
+      w.counters.parks.bump();
+      park_until(w, latch, deadline);
       continue;
     }
     // A worker with a job on its stack cannot see the pool end: the last
@@ -162,17 +163,7 @@ bool pool_core::block_until(worker& w, completion_latch& latch, deadline_t deadl
   // Registered as the latch's waiter already: count_down unparks us.
   begin_blocking(w);
   trace_point(trace_kind::park_begin, static_cast<std::uint32_t>(park_reason::blocked));
-  while (!latch.done()) {
-    if (deadline == deadline_t::max()) {
-      w.sleeper.park();
-      continue;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) {
-      break;
-    }
-    w.sleeper.park_for(deadline - now);
-  }
+  park_until(w, latch, deadline);
   trace_point(trace_kind::park_end);
   end_blocking(w);
   const bool done = latch.done();
@@ -180,6 +171,20 @@ bool pool_core::block_until(worker& w, completion_latch& latch, deadline_t deadl
     latch.reset_waiter();
   }
   return done;
+}
+
+void pool_core::park_until(worker& w, const completion_latch& latch, deadline_t deadline) noexcept {
+  while (!latch.done()) {
+    if (deadline == deadline_t::max()) {
+      w.sleeper.park();
+      continue;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      return;
+    }
+    w.sleeper.park_for(deadline - now);
+  }
 }
 
 bool pool_core::wait_foreign(completion_latch& latch, deadline_t deadline) const noexcept {

@@ -26,6 +26,7 @@
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
 #include "fjord/task_group.hpp"
+#include "support/nested_joins.hpp"
 
 using namespace std::chrono_literals;
 
@@ -189,17 +190,8 @@ TEST(block_in_place, nested_joins_use_only_the_stack_they_need) {
 #else
   constexpr int depth = 5000;
 #endif
-  struct nest {
-    static int down(int n) {
-      if (n == 0) {
-        return 0;
-      }
-      auto [x, y] = fjord::join([n] { return down(n - 1); }, [] { return 1; });
-      return x + y;
-    }
-  };
   fjord::pool p(fjord::pool_options{.workers = 1});
-  EXPECT_EQ(p.submit([] { return nest::down(depth); }).get(), depth);
+  EXPECT_EQ(p.submit([] { return fjord_test::nested_joins(depth); }).get(), depth);
 }
 
 TEST(block_in_place, a_worker_stack_overflow_is_reported_as_such) {

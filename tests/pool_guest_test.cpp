@@ -19,6 +19,7 @@
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
 #include "support/eventually.hpp"
+#include "support/nested_joins.hpp"
 
 namespace {
 
@@ -66,6 +67,37 @@ where where_called(fjord::pool& p) {
                  fjord::current_pool()};
   });
 }
+
+// A call that another thread holds open (as the pool's guest, when it may
+// join) until release(); the constructor returns once the call has begun.
+class call_held_open {
+ public:
+  explicit call_held_open(fjord::pool& p)
+      : caller_([this, &p] {
+          p.call([this] {
+            inside_ = true;
+            while (!release_.load()) {
+              std::this_thread::sleep_for(1ms);
+            }
+          });
+        }) {
+    EXPECT_TRUE(fjord_test::eventually([this] { return inside_.load(); }));
+  }
+  ~call_held_open() { release(); }
+  call_held_open(const call_held_open&) = delete;
+  call_held_open& operator=(const call_held_open&) = delete;
+  void release() {
+    release_ = true;
+    if (caller_.joinable()) {
+      caller_.join();
+    }
+  }
+
+ private:
+  std::atomic<bool> inside_{false};
+  std::atomic<bool> release_{false};
+  std::thread caller_;
+};
 
 TEST(callers_join, a_call_from_outside_runs_on_the_calling_thread) {
   if (!can_join) {
@@ -124,15 +156,6 @@ TEST(callers_join, a_call_gets_the_pools_stack_whatever_the_callers) {
 #else
   constexpr int depth = 4000;
 #endif
-  struct nest {
-    static int down(int n) {
-      if (n == 0) {
-        return 0;
-      }
-      auto [x, y] = fjord::join([n] { return down(n - 1); }, [] { return 1; });
-      return x + y;
-    }
-  };
   fjord::pool p(fjord::pool_options{.workers = 2});
   int result = 0;
   bool on_caller = false;
@@ -140,7 +163,7 @@ TEST(callers_join, a_call_gets_the_pools_stack_whatever_the_callers) {
     const auto caller = std::this_thread::get_id();
     result = p.call([&] {
       on_caller = std::this_thread::get_id() == caller;
-      return nest::down(depth);
+      return fjord_test::nested_joins(depth);
     });
   });
   EXPECT_EQ(result, depth);
@@ -152,22 +175,11 @@ TEST(callers_join, a_second_caller_meanwhile_hands_its_call_to_a_worker) {
     GTEST_SKIP() << "no stack switch on this architecture";
   }
   fjord::pool p(fjord::pool_options{.workers = 2});
-  std::atomic<bool> inside{false};
-  std::atomic<bool> release{false};
-  std::thread first([&] {
-    p.call([&] {
-      inside = true;
-      while (!release.load()) {
-        std::this_thread::sleep_for(1ms);
-      }
-    });
-  });
-  ASSERT_TRUE(fjord_test::eventually([&] { return inside.load(); }));
+  call_held_open first(p);
   const where w = where_called(p);
   EXPECT_NE(w.thread, std::this_thread::get_id()) << "the guest's place was taken";
   EXPECT_TRUE(w.index.has_value());
-  release = true;
-  first.join();
+  first.release();
   // Free again: this caller joins now.
   EXPECT_EQ(where_called(p).thread, std::this_thread::get_id());
 }
@@ -292,17 +304,7 @@ TEST(callers_join, wait_idle_waits_for_a_call_in_progress) {
     GTEST_SKIP() << "no stack switch on this architecture";
   }
   fjord::pool p(fjord::pool_options{.workers = 2});
-  std::atomic<bool> inside{false};
-  std::atomic<bool> release{false};
-  std::thread caller([&] {
-    p.call([&] {
-      inside = true;
-      while (!release.load()) {
-        std::this_thread::sleep_for(1ms);
-      }
-    });
-  });
-  ASSERT_TRUE(fjord_test::eventually([&] { return inside.load(); }));
+  call_held_open caller(p);
   std::atomic<bool> idle{false};
   std::thread waiter([&] {
     p.wait_idle();
@@ -311,8 +313,7 @@ TEST(callers_join, wait_idle_waits_for_a_call_in_progress) {
   // Every worker is idle, yet the call is work in the pool.
   std::this_thread::sleep_for(50ms);
   EXPECT_FALSE(idle.load());
-  release = true;
-  caller.join();
+  caller.release();
   EXPECT_TRUE(fjord_test::eventually([&] { return idle.load(); }));
   waiter.join();
 }

@@ -599,9 +599,9 @@ class pool_core {
   // call_as_guest()'s way out: what the call left on the guest's deque goes
   // to the injection queue, then the place is free again.
   void leave_guest(worker& g) noexcept;
-  // help_until()'s sleep for a guest: parked as the latch's waiter until
-  // it is done or the deadline passed.
-  static void park_guest(worker& g, const completion_latch& latch, deadline_t deadline) noexcept;
+  // Parks w, registered as latch's waiter, until the latch is done or the
+  // deadline passed (a blocked worker's wait, and a guest's sleep).
+  static void park_until(worker& w, const completion_latch& latch, deadline_t deadline) noexcept;
   // The deques thieves look at: the threads', then the guest's (when the
   // pool has one). i < victim_count(n), n = thread_count().
   std::size_t victim_count(std::size_t n) const noexcept { return n + (guest_ != nullptr ? 1 : 0); }

@@ -38,6 +38,10 @@ int main(int argc, char** argv) try {
     total += pool.call([n] { return fib(n); });
     fjord::trace::counter("rounds done", round + 1);
   }
+  // Until the workers are idle again, so that the trace shows them going to
+  // sleep too (the caller may have done most of the work: it takes one of the
+  // pool's places for each call).
+  pool.wait_idle();
   fjord::trace::stop();
   fjord::trace::write(path);
   if (argc > 3) {

@@ -526,8 +526,13 @@ void pool_core::rejoin_running_locked(worker& w) noexcept {
 void pool_core::begin_blocking(worker& w) noexcept {
   // Its private jobs go to the thieves now: it will not pop them soon.
   w.deque.share_all();
-  // A guest is in no running set: it has nothing to hand to a stand-in.
-  if (w.blocking_depth++ != 0 || w.guest) {
+  if (w.blocking_depth++ != 0) {
+    return;
+  }
+  // A guest is in no running set: it has nothing to hand to a stand-in,
+  // only its place among the pool's threads.
+  if (w.guest) {
+    guest_gives_place();
     return;
   }
   bool phantom = false;
@@ -555,7 +560,11 @@ void pool_core::begin_blocking(worker& w) noexcept {
 }
 
 void pool_core::end_blocking(worker& w) noexcept {
-  if (--w.blocking_depth != 0 || w.guest) {
+  if (--w.blocking_depth != 0) {
+    return;
+  }
+  if (w.guest) {
+    guest_takes_place();
     return;
   }
   std::lock_guard lock(cold_->idle_mutex);

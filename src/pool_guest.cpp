@@ -40,6 +40,7 @@ bool pool_core::call_as_guest(void (*fn)(void*) noexcept, void* arg) noexcept {
   // half the stack, and the rest is for the call's own depth.
   g->stack_half = stack.low() + (stack.high() - stack.low()) / 2;
   set_current_worker(g);
+  guest_takes_place();
   trace_point(trace_kind::job_begin, 0, trace_address(arg));
   {
     const borrowed_stack_scope overflow_report(stack.low(), stack.high(), cold_->guest_stack_name);
@@ -88,6 +89,7 @@ void pool_core::leave_guest(worker& g) noexcept {
       notify_injected();
     }
     set_current_worker(nullptr);
+    guest_gives_place();
   }
   // seq_cst: against wait_idle(), which counts itself in idle_waiters_ and
   // then looks at guest_state_ (quiescent_locked()): either it sees us no

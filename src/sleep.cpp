@@ -36,8 +36,30 @@
 namespace fjord::detail {
 
 void pool_core::offer_pushed_work(worker& w, census_count c) noexcept {
+  if (guest_fills_last_place(c)) [[unlikely]] {
+    // The sleepers stay asleep for forks: only searchers could take a
+    // share, and sharing when nobody can take it costs every later pop a
+    // CAS (a guest alone with a sleeping worker forked 1.5x slower).
+    if (c.searchers() != 0) {
+      w.deque.offer(c.searchers());
+    }
+    return;
+  }
   w.deque.offer(c.searchers() + c.sleepers());
   if (c.should_wake()) {
+    wake_one_sleeper();
+  }
+}
+
+void pool_core::guest_gives_place() noexcept {
+  // seq_cst store, then load: against a worker standing aside (sleep()).
+  guest_in_place_.store(false, std::memory_order_seq_cst);
+  // Forks that left a sleeper asleep while we held the place may wait on
+  // deques now: a thread to take them. No heavy fence: against a pusher,
+  // missing its fork only delays it (its owner pops it), as any wake-up for
+  // a fork may.
+  const census_count c = census_.load(std::memory_order_seq_cst);
+  if (c.searchers() == 0 && c.sleepers() != 0 && any_work_visible()) {
     wake_one_sleeper();
   }
 }
@@ -58,7 +80,10 @@ void pool_core::stop_searching(worker& w) noexcept {
   // pusher's seq_cst tail exchange and census load against our seq_cst
   // decrement and tail loads (docs/scheduler.md, "Leaving the search"). A
   // job pushed on a deque may be missed for a moment; its owner pops it.
-  if (old.searchers() == 1 && old.sleepers() != 0 && any_work_visible()) {
+  // Forked work alone does not pass it on while the guest fills the last
+  // place (guest_fills_last_place): it stays with the threads awake.
+  if (old.searchers() == 1 && old.sleepers() != 0 &&
+      (guest_fills_last_place(old) ? injected_work_visible() : any_work_visible())) {
     wake_one_sleeper();
   }
 }
@@ -105,6 +130,7 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
   // A worker beyond min_workers idle in its main loop leaves the pool after
   // idle_timeout (docs/scheduler.md, "Scaling").
   bool may_retire = false;
+  bool aside = std::exchange(w.standing_aside, false);
   {
     std::lock_guard lock(cold_->idle_mutex);
     clear_presumed_block_locked(w);
@@ -116,12 +142,26 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
       ++cold_->idle_main_loop;
     }
     census_.add_sleeper();
+    // A worker standing aside for the guest (search()) does not stay up for
+    // forked work: that is for the guest and the threads awake, and its
+    // owner pops it; the wake-ups it forgoes are the ones
+    // guest_fills_last_place() stops pushers from making. One worker only:
+    // the census's sleepers change under this mutex, so of searchers that
+    // all saw none asleep, the first to get here is the only sleeper and
+    // stands aside, the others sleep as usual (their last look below finds
+    // the forks, and they go back to them). seq_cst, after our census entry:
+    // against guest_gives_place(), which stores the flag and then reads the
+    // census, so either we see the place given back, or it sees us asleep
+    // and wakes us for work waiting.
+    aside = aside && census_.load(std::memory_order_seq_cst).sleepers() == 1 &&
+            guest_in_place_.load(std::memory_order_seq_cst);
   }
   // Pairs with the light fence of every pusher: either its job is visible to
   // the check below, or our census entry is visible to its wake-up check.
   heavy_fence();
-  bool ready = exit_.load(std::memory_order_acquire) || any_work_visible() ||
-               w.inbox.maybe_nonempty() || (until != nullptr && until->done());
+  bool ready = exit_.load(std::memory_order_acquire) ||
+               (aside ? injected_work_visible() : any_work_visible()) || w.inbox.maybe_nonempty() ||
+               (until != nullptr && until->done());
   // Relaxed: wait_idle() registers under cold_->idle_mutex, which we took to go
   // idle, so either we see its count or it sees us idle.
   if (!ready && until == nullptr && idle_waiters_.load(std::memory_order_relaxed) != 0) {

@@ -138,9 +138,12 @@ bool pool_core::help_until(worker& w, completion_latch& latch, deadline_t deadli
     }
     if (w.guest) {
       // Not on the idle list (nobody wakes a guest for other work): it
-      // parks until the latch's completer unparks it, as its waiter.
+      // parks until the latch's completer unparks it, as its waiter, and
+      // gives its place to a worker meanwhile.
       w.counters.parks.bump();
+      guest_gives_place();
       park_until(w, latch, deadline);
+      guest_takes_place();
       continue;
     }
     // A worker with a job on its stack cannot see the pool end: the last
@@ -491,6 +494,7 @@ job* pool_core::steal_runnext(worker& w) noexcept {
 }
 
 job* pool_core::search(worker& w, const completion_latch* until, deadline_t deadline) noexcept {
+  w.standing_aside = false;  // set only by the search that sleep() follows
   if (job* j = take_injected(w)) {
     if (w.searching) {
       stop_searching(w);
@@ -506,6 +510,21 @@ job* pool_core::search(worker& w, const completion_latch* until, deadline_t dead
           std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count()));
   trace_point(trace_kind::search_begin);
   for (std::uint32_t round = 1;; ++round) {
+    // While the guest fills the pool (every worker awake and the caller
+    // working too), a searcher is one thread too many: it sleeps, leaving
+    // the forks to the threads awake, instead of taking a CPU from them.
+    // Injected work would have been taken above; a searcher that finds it
+    // later goes on (take_injected is tried before every stand-aside).
+    if ((round & 15) == 1 && !w.guest &&
+        guest_crowds_pool(census_.load(std::memory_order_relaxed))) {
+      if (job* j = take_injected(w)) {
+        stop_searching(w);
+        end_search(w);
+        return j;
+      }
+      w.standing_aside = true;
+      break;
+    }
     job* j = nullptr;
     if (can_steal) {
       j = steal_round(w);

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "fjord/block_in_place.hpp"
 #include "fjord/detail/borrowed_stack.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/join.hpp"
@@ -416,6 +417,94 @@ TEST(callers_join, many_callers_at_once_each_get_their_results) {
   EXPECT_EQ(leaves.load(), threads * calls);
   p.wait_idle();
   EXPECT_EQ(fjord::detail::pool_access::core(p).live_heap_blocks(), 0);
+}
+
+// Waits until the pool's worker `index` has gone to sleep at least once.
+void wait_until_parked(fjord::pool& p, std::size_t index = 0) {
+  ASSERT_TRUE(fjord_test::eventually([&] { return p.stats().workers[index].parks >= 1; }));
+}
+
+TEST(callers_join, the_caller_takes_the_place_of_a_one_worker_pools_worker) {
+  if (!can_join) {
+    GTEST_SKIP() << "no stack switch on this architecture";
+  }
+  // A pool of one thread runs a joined call on one thread: the caller's.
+  // Its worker, asleep, is not woken for the call's forks.
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  wait_until_parked(p);
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(p.call([] { return fib(18); }), 2584);
+  }
+  const fjord::pool_stats s = p.stats();
+  EXPECT_EQ(s.workers[0].jobs_run, 0U);
+  EXPECT_EQ(s.workers[0].steals, 0U);
+  EXPECT_EQ(s.callers.jobs_run, 50U);
+}
+
+TEST(callers_join, work_from_outside_runs_while_the_caller_holds_the_only_place) {
+  if (!can_join) {
+    GTEST_SKIP() << "no stack switch on this architecture";
+  }
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  wait_until_parked(p);
+  std::atomic<bool> ran{false};
+  const bool seen = p.call([&] {
+    std::thread poster([&] { p.post([&] { ran = true; }); });
+    poster.join();
+    // Waiting without telling the pool: the place stays taken, and the
+    // worker must still be woken for work submitted from outside.
+    return fjord_test::eventually([&] { return ran.load(); });
+  });
+  EXPECT_TRUE(seen);
+}
+
+TEST(callers_join, a_blocking_section_in_a_call_gives_the_callers_place_back) {
+  if (!can_join) {
+    GTEST_SKIP() << "no stack switch on this architecture";
+  }
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  wait_until_parked(p);
+  // The first half blocks until the second has run, which only the worker
+  // can do, once the caller gives its place back for the blocking section.
+  const bool second_ran_on_the_worker = p.call([] {
+    const auto caller = std::this_thread::get_id();
+    std::atomic<bool> second_done{false};
+    std::thread::id second_ran_on;
+    fjord::join(
+        [&] {
+          fjord::block_in_place([&] {
+            static_cast<void>(fjord_test::eventually([&] { return second_done.load(); }));
+          });
+        },
+        [&] {
+          second_ran_on = std::this_thread::get_id();
+          second_done = true;
+        });
+    return second_ran_on != caller;
+  });
+  EXPECT_TRUE(second_ran_on_the_worker);
+}
+
+TEST(callers_join, beside_two_workers_a_fork_the_caller_waits_for_is_always_taken) {
+  // One of the two workers may stand aside while the caller works, never
+  // both: a first half that waits for its second half (which it may do only
+  // while a worker is free to steal it) sees it taken every time, whether
+  // the workers were searching or asleep when the call came.
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  int taken = 0;
+  constexpr int calls = 200;
+  for (int i = 0; i < calls; ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(i % 4 == 0 ? 2000 : 20 * (i % 7)));
+    const bool ok = p.call([] {
+      std::atomic<bool> second_done{false};
+      bool seen = false;
+      fjord::join([&] { seen = fjord_test::eventually([&] { return second_done.load(); }); },
+                  [&] { second_done = true; });
+      return seen;
+    });
+    taken += ok ? 1 : 0;
+  }
+  EXPECT_EQ(taken, calls);
 }
 
 }  // namespace

@@ -162,15 +162,13 @@ void check_close(const char* what, double got, double want) {
 
 // Calls f with the policy the implementation names (and keeps the pool or
 // TBB's limit alive around it). fjord's pool has `threads` workers and the
-// caller waits; with caller_joins, as TBB's arena, `threads` counts the
-// caller too: threads - 1 workers (at least one) and the caller joins.
+// caller waits; with caller_joins, as TBB's arena, the caller takes one of
+// the pool's `threads` places (threads - 1 workers run beside it).
 template <class F>
 void with_policy(const bench::args& a, F&& f, bool caller_joins = false) {
   if (a.impl == "fjord") {
     const auto threads = static_cast<std::size_t>(a.threads);
-    fjord::pool pool(
-        fjord::pool_options{.workers = caller_joins && threads > 1 ? threads - 1 : threads,
-                            .callers_join = caller_joins});
+    fjord::pool pool(fjord::pool_options{.workers = threads, .callers_join = caller_joins});
     f(fjord::par.on(pool));
 #ifdef BENCH_HAVE_TBB
   } else if (a.impl == "seq") {

@@ -18,9 +18,11 @@ namespace fjord {
 /// worker blocks without a stand-in. Once f returns the pool goes back to
 /// its size: one of the two threads (the spare, or this one at its next
 /// idle job boundary) retires and is kept for reuse. Jobs
-/// the worker had pushed stay available to the others. On any other thread
-/// it simply calls f(). (fjord's own blocking waits, sync_wait and waits on
-/// another pool's work, do this by themselves.)
+/// the worker had pushed stay available to the others. Inside a call its
+/// caller joined (pool_options::callers_join), it gives back the caller's
+/// place among the pool's threads, so that a worker takes the call's forks
+/// meanwhile. On any other thread it simply calls f(). (fjord's own blocking
+/// waits, sync_wait and waits on another pool's work, do this by themselves.)
 template <class F>
 decltype(auto) block_in_place(F&& f) {
   const detail::blocking_section blocking;

@@ -53,9 +53,19 @@ struct pool_options {
   /// call too). So, as on a worker, a call must not hold a lock across a
   /// join, group or future wait that a job of the pool may take. Inside
   /// the call, pool::this_thread_index() is nullopt: the caller is none of
-  /// the pool's numbered threads. Off (false) on pools with cpus or thread
-  /// hooks: their calls run on the threads those options set up. x86-64
-  /// only; elsewhere calls go to a worker.
+  /// the pool's numbered threads. While it works on the call the caller
+  /// takes one of the pool's `workers` places, as oneTBB's arena counts
+  /// its caller: the call's forks wake at most workers - 1 workers (a
+  /// 1-worker pool runs the call on the caller alone), and a worker beyond
+  /// those stands aside, so a pool sized to the CPUs does not put one
+  /// thread more on them. The caller gives its place back while it waits
+  /// for a stolen half and in a blocking section (block_in_place,
+  /// sync_wait); work submitted from outside wakes workers as always. So,
+  /// as in a call handed to a worker, halves that wait for each other
+  /// without telling fjord may wait forever on a 1-worker pool. Off
+  /// (false) on pools with cpus or thread hooks: their calls run on the
+  /// threads those options set up. x86-64 only; elsewhere calls go to a
+  /// worker.
   bool callers_join = true;
 
   /// How many spare threads may stand in for workers blocked in sync_wait,

@@ -31,6 +31,10 @@ class census_count {
   // Is any worker searching or asleep, so that a job pushed now may be
   // taken by another (the pusher shares it)?
   bool anyone_idle() const noexcept { return (word_ & ~std::uint64_t{0xFFFFu}) != 0; }
+  // Nobody searches and one worker sleeps (or is a phantom).
+  bool one_sleeper_alone() const noexcept {
+    return (word_ & ~std::uint64_t{0xFFFFu}) == (std::uint64_t{1} << 32);
+  }
 
  private:
   static constexpr std::uint64_t searcher_bits = std::uint64_t{0xFFFFu} << 16;

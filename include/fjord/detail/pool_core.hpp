@@ -87,11 +87,28 @@ class pool_core {
   FJORD_ALWAYS_INLINE void notify_local_push(worker& w) noexcept {
     light_fence();
     const census_count c = census_.load(std::memory_order_relaxed);
-    if (c.anyone_idle()) [[unlikely]] {
+    // Inline, the case where only a sleeper the guest keeps asleep is idle:
+    // a guest forking alone beside it then pays no call per fork.
+    if (c.anyone_idle() &&
+        !(c.one_sleeper_alone() && guest_in_place_.load(std::memory_order_relaxed))) [[unlikely]] {
       offer_pushed_work(w, c);
     }
   }
   void offer_pushed_work(worker& w, census_count c) noexcept;
+  // While the guest holds a place, the pool's size() places are its threads:
+  // forked work wakes a sleeper only if another would still sleep (the
+  // threads awake, size() less the sleepers, plus the guest, stay within
+  // size()), and a searcher stands aside (sleeps) when none sleeps.
+  bool guest_fills_last_place(census_count c) const noexcept {
+    return c.sleepers() < 2 && guest_in_place_.load(std::memory_order_relaxed);
+  }
+  bool guest_crowds_pool(census_count c) const noexcept {
+    return c.sleepers() == 0 && guest_in_place_.load(std::memory_order_relaxed);
+  }
+  // The guest gives its place back (a park or a blocking section) or takes
+  // it again; giving it back wakes a sleeper for work left waiting.
+  void guest_gives_place() noexcept;
+  void guest_takes_place() noexcept { guest_in_place_.store(true, std::memory_order_relaxed); }
 
   // Puts a job where it runs soonest: the calling worker's own deque (no
   // fence), else the injection path. Throws like inject().
@@ -667,6 +684,15 @@ class pool_core {
   // leaving guest touches is freed under it; wait_idle() counts only busy.
   static constexpr std::uint32_t guest_free = 0, guest_busy = 1, guest_leaving = 2;
   alignas(false_sharing_range) std::atomic<std::uint32_t> guest_state_{guest_free};
+  // Whether the guest holds one of the pool's size() places: from entry
+  // until it leaves, except while it parks or blocks (docs/scheduler.md,
+  // "The caller takes a worker's place"). Only the guest writes it. Mostly
+  // relaxed: it steers wake-ups of forked work, and a stale value costs a
+  // wake-up too many or one too few; a job on a deque is popped by its
+  // owner whatever others do, so none is ever lost by it. seq_cst only
+  // where a worker stands aside against the guest giving its place back
+  // (sleep(), guest_gives_place()).
+  std::atomic<bool> guest_in_place_{false};
   job_recycler recycler_;       // destroyed after the workers' threads are joined
   std::vector<shard*> shards_;  // owned by cold_
   // Queues of the high and low priority levels (normal work takes the lanes

@@ -137,6 +137,9 @@ struct alignas(false_sharing_range) worker {
   owned_counter waiting;
   std::uint64_t rng;
   bool searching = false;  // counted as a searcher in the census
+  // Its search ended because the guest took its place (pool_core::search):
+  // it sleeps without waiting for forked work (own thread only).
+  bool standing_aside = false;
   // The slot a caller from outside takes for one call (pool_core::call_as_guest):
   // no thread of its own, never idle-listed, never blocked or retired.
   bool guest = false;

@@ -14,14 +14,18 @@
 //                    threads with the blocking forms). ns per message.
 //   processes_idle   --size processes blocked on one channel, released by one
 //                    close(). Prints bytes per blocked process; the figure is
-//                    the release time, in ns per process.
+//                    the release time, in ns per process. --impl resume-floor:
+//                    the floor row (see idle_process below).
 //   csp_sum          the libcsp seed's sum with a process per node: each node
 //                    starts two child processes that report on a channel.
 //                    s per round.
 //
-// bench_csp --bench NAME --impl fjord|fjord-threads --threads N --size K
+// bench_csp --bench NAME --impl fjord|fjord-threads|resume-floor --threads N --size K
 #include <atomic>
+#include <coroutine>
 #include <cstdio>
+#include <cstring>
+#include <exception>
 #include <optional>
 #include <string>
 #include <thread>
@@ -30,6 +34,7 @@
 #include "common/harness.hpp"
 #include "csp/checks.hpp"
 #include "fjord/channel.hpp"
+#include "fjord/detail/frame_allocator.hpp"
 #include "fjord/go.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/select.hpp"
@@ -115,6 +120,51 @@ task<long> ping(channel<int> out, channel<int> in, long n) {
   }
   out.close();
   co_return sum;
+}
+
+// ---------------------------------------------------------------- idle floor
+
+// processes_idle's floor: the same coroutine body, suspended into a plain
+// array instead of a channel's queue and resumed in order by one other
+// thread, with no channel and no pool between them. Frames come from
+// fjord's frame allocator as a task's do, made by this thread and freed by
+// the resuming one, as go() from main and a worker do: what resuming ten
+// million cold frames and freeing them costs on this machine.
+struct parked_process {
+  struct promise_type {
+    parked_process get_return_object() noexcept { return {}; }
+    std::suspend_never initial_suspend() noexcept { return {}; }
+    std::suspend_never final_suspend() noexcept { return {}; }
+    void return_void() noexcept {}
+    void unhandled_exception() noexcept { std::terminate(); }
+    static void* operator new(std::size_t size) {
+      return fjord::detail::frame_allocator::allocate(size);
+    }
+    static void operator delete(void* frame, std::size_t size) noexcept {
+      fjord::detail::frame_allocator::deallocate(frame, size);
+    }
+  };
+};
+
+// The size of a channel's receive awaiter, written when it suspends and read
+// when it resumes, as a waiter's fields are: the same frame size and lines
+// touched as the fjord process's (BYTES_PER_PROCESS shows both).
+struct park_in {
+  std::vector<std::coroutine_handle<>>& parked;
+  unsigned char state[128] = {};
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    parked.push_back(h);
+    std::memset(state, static_cast<int>(parked.size() & 0x7f), sizeof state);
+  }
+  int await_resume() const noexcept { return state[0] + state[sizeof state - 1]; }
+};
+
+parked_process idle_process(std::vector<std::coroutine_handle<>>& parked, std::atomic<long>& w,
+                            std::atomic<long>& r) {
+  w.fetch_add(1, std::memory_order_relaxed);
+  const int got = co_await park_in{parked};
+  r.fetch_add(1 + (got >> 8), std::memory_order_relaxed);  // got < 256: adds 1
 }
 
 // ---------------------------------------------------------------- csp sum
@@ -308,6 +358,35 @@ int main(int argc, char** argv) {
         std::this_thread::yield();
       }
       const double ns = bench::since_ms(start) * 1e6 / static_cast<double>(n);
+      std::printf("BYTES_PER_PROCESS %.1f\n",
+                  static_cast<double>(after - before) * 1024.0 / static_cast<double>(n));
+      return ns;
+    });
+    return 0;
+  }
+
+  if (bench_name == "processes_idle" && a.impl == "resume-floor") {
+    const long n = a.size;
+    std::vector<std::coroutine_handle<>> parked;
+    parked.reserve(static_cast<std::size_t>(n));
+    bench::run_rounds(a, "ns/process", static_cast<double>(n), [&] {
+      std::atomic<long> waiting{0};
+      std::atomic<long> released{0};
+      parked.clear();
+      const long before = csp_bench::rss_kib();
+      for (long i = 0; i < n; ++i) {
+        idle_process(parked, waiting, released);
+      }
+      const long after = csp_bench::rss_kib();
+      const auto start = bench::clock::now();
+      std::thread resumer([&parked] {
+        for (const std::coroutine_handle<> h : parked) {
+          h.resume();
+        }
+      });
+      resumer.join();
+      const double ns = bench::since_ms(start) * 1e6 / static_cast<double>(n);
+      bench::check("processes_idle", released.load(), n);
       std::printf("BYTES_PER_PROCESS %.1f\n",
                   static_cast<double>(after - before) * 1024.0 / static_cast<double>(n));
       return ns;

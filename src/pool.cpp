@@ -849,10 +849,8 @@ void pool_core::resume_waiting(job* j) noexcept {
   if (w != nullptr) {
     // Into the runnext slot; the coroutine it held (if any) goes to the
     // deque, shared with thieves if any worker is idle (notify_local_push,
-    // then work_stealing_deque::offer), else on request. The stamp is stored before
-    // the exchange publishes the job (release), so a thief that sees this
-    // job sees this stamp or a later one: it never takes a job early.
-    w->runnext_since.store(cycle_clock::now(), std::memory_order_relaxed);
+    // then work_stealing_deque::offer), else on request. Thieves time how
+    // long a job sits there themselves (steal_runnext).
     // Only this worker fills its slot (thieves only empty it), so a slot
     // seen empty stays empty until we fill it: a release store publishes j
     // without a read-modify-write. A full slot needs the exchange, which

@@ -465,31 +465,51 @@ job* pool_core::steal_from_stalled_owner(worker& w,
 }
 
 job* pool_core::steal_runnext(worker& w) noexcept {
+  // The thief keeps the clock: it takes the job it watches once it has seen
+  // it in the same slot for runnext_grace ticks, and otherwise starts
+  // watching the first job it finds, from a place that moves on at every
+  // look, so a slot whose jobs come and go quickly does not hide one that
+  // stays. Seeing the job later than it arrived only makes the thief wait
+  // longer. A job that left and another at the same address since (a
+  // coroutine that woke, ran and waits again) looks like one job and may be
+  // taken early: only its locality is at stake, as for any stolen job.
   const std::size_t n = thread_count();
   const std::size_t m = victim_count(n);
   const std::uint64_t now = cycle_clock::now();
-  for (std::size_t v = 0; v < m; ++v) {
-    worker& victim = *this->victim(v, n);
+  const std::uint32_t start = w.runnext_scan++;
+  job* first_seen = nullptr;
+  for (std::size_t k = 0; k < m; ++k) {
+    worker& victim = *this->victim((start + k) % m, n);
     if (&victim == &w) {
       continue;
     }
     job* j = victim.runnext.load(std::memory_order_acquire);
-    // Signed: a stamp stored after `now` was read (or from a core whose
-    // clock runs a little ahead) is young, not 2^64 ticks old.
-    if (j == nullptr ||
-        static_cast<std::int64_t>(now - victim.runnext_since.load(std::memory_order_relaxed)) <
-            static_cast<std::int64_t>(runnext_grace)) {
+    if (j == nullptr) {
       continue;
     }
+    if (j != w.runnext_watched) {
+      first_seen = first_seen != nullptr ? first_seen : j;
+      continue;
+    }
+    // Signed: a clock read on another core may run a little behind.
+    if (static_cast<std::int64_t>(now - w.runnext_watched_since) <
+        static_cast<std::int64_t>(runnext_grace)) {
+      return nullptr;  // still young: keep watching it
+    }
+    w.runnext_watched = nullptr;
     // One winner against the owner's exchange and other thieves; acquire:
-    // the job's contents, written before the owner's release exchange.
+    // the job's contents, written before the owner's release store.
     if (victim.runnext.compare_exchange_strong(j, nullptr, std::memory_order_acquire,
                                                std::memory_order_relaxed)) {
       w.counters.steals.bump();
       trace_point(trace_kind::steal, trace_victim(victim), trace_address(j));
       return j;
     }
+    return nullptr;
   }
+  // The watched job is in no slot any more (run, or taken): watch another.
+  w.runnext_watched = first_seen;
+  w.runnext_watched_since = now;
   return nullptr;
 }
 

@@ -116,11 +116,16 @@ struct alignas(false_sharing_range) worker {
   work_stealing_deque deque;
   // The coroutine this worker woke last (resume_waiting), which it runs
   // next, before its deque (Go's runnext). Other workers take it only once
-  // it has waited runnext_grace ticks, so two processes that wake each
-  // other stay on one worker instead of bouncing between two
+  // they have seen it there for runnext_grace ticks, so two processes that
+  // wake each other stay on one worker instead of bouncing between two
   // (docs/scheduler.md, "The runnext slot").
   std::atomic<job*> runnext{nullptr};
-  std::atomic<std::uint64_t> runnext_since{0};  // cycle_clock ticks when set
+  // This worker as a thief (steal_runnext): the job it is timing in another
+  // worker's runnext slot, and since when (cycle_clock ticks). The thief
+  // keeps the clock, not the owner, so that a wake costs no clock read.
+  job* runnext_watched = nullptr;
+  std::uint64_t runnext_watched_since = 0;
+  std::uint32_t runnext_scan = 0;  // where the next look for one starts
   // Jobs posted to this thread alone (pool::post_to), which no other
   // worker may take. Consumed only by its owner, at the points
   // docs/scheduler.md lists ("Pinned jobs").

@@ -15,10 +15,10 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "fjord/detail/blocking_section.hpp"
-#include "fjord/detail/cycle_clock.hpp"
 #include "fjord/detail/fork_generation.hpp"
 #include "fjord/detail/futex.hpp"
 #include "fjord/detail/memory_heap.hpp"
@@ -543,10 +543,23 @@ void pool_core::begin_blocking(worker& w) noexcept {
       w.presumed_blocked.store(false, std::memory_order_relaxed);
     } else {
       phantom = leave_running_locked();
+      if (!phantom) {
+        // No stand-in (none to spare, or the pool is ending): our place
+        // stays empty, which a guest in place must know (guest_crowds_pool).
+        w.blocked_unreplaced = true;
+        unreplaced_blocked_.fetch_add(1, std::memory_order_relaxed);
+      }
     }
     w.blocked = true;
   }
   if (!phantom) {
+    // What we leave on our deque may have woken nobody, if the guest in
+    // place and we seemed to fill the pool (guest_fills_last_place): a
+    // sleeper for it. Our own pushes need no fence to be seen here, and the
+    // sleeper woken sees our count through the idle mutex.
+    if (any_work_visible()) {
+      wake_one_sleeper();
+    }
     return;
   }
   // As a sleeper registers: either a pusher sees the phantom (and wakes),
@@ -569,6 +582,9 @@ void pool_core::end_blocking(worker& w) noexcept {
   }
   std::lock_guard lock(cold_->idle_mutex);
   w.blocked = false;
+  if (std::exchange(w.blocked_unreplaced, false)) {
+    unreplaced_blocked_.fetch_sub(1, std::memory_order_relaxed);
+  }
   rejoin_running_locked(w);
 }
 
@@ -834,7 +850,8 @@ void pool_core::resume_waiting_chain(job* first, job* last, std::uint64_t count)
   // the threads (the increment happens before the push, hence before the
   // end). Our last touch is the decrement. One wake-up check is enough for
   // a chain: a worker that takes a batch from the queue puts the rest on
-  // its deque, and that push wakes the next.
+  // its deque, and that push wakes the next (unless a caller in place and
+  // the threads awake fill the pool: then it is a push like a fork's).
   wakers_.fetch_add(1, std::memory_order_relaxed);
   const worker* w = current_worker_of(this);
   shard& s = *shards_[w != nullptr ? (w->index & shard_mask_) : shard_for_this_thread()];

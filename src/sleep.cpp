@@ -55,9 +55,11 @@ void pool_core::guest_gives_place() noexcept {
   // seq_cst store, then load: against a worker standing aside (sleep()).
   guest_in_place_.store(false, std::memory_order_seq_cst);
   // Forks that left a sleeper asleep while we held the place may wait on
-  // deques now: a thread to take them. No heavy fence: against a pusher,
-  // missing its fork only delays it (its owner pops it), as any wake-up for
-  // a fork may.
+  // deques now: a thread to take them. No heavy fence against a pusher (it
+  // would cost about 2 us a park): a fork pushed as we store may see the
+  // flag still set while we miss the job, and then waits for its owner to
+  // pop it or to push again (that push sees the flag cleared). A blocking
+  // owner hands its jobs on itself (begin_blocking).
   const census_count c = census_.load(std::memory_order_seq_cst);
   if (c.searchers() == 0 && c.sleepers() != 0 && any_work_visible()) {
     wake_one_sleeper();
@@ -153,7 +155,10 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
     // against guest_gives_place(), which stores the flag and then reads the
     // census, so either we see the place given back, or it sees us asleep
     // and wakes us for work waiting.
+    // A worker blocked with no stand-in leaves a place empty: none stands
+    // aside then (its count changes under this mutex).
     aside = aside && census_.load(std::memory_order_seq_cst).sleepers() == 1 &&
+            unreplaced_blocked_.load(std::memory_order_relaxed) == 0 &&
             guest_in_place_.load(std::memory_order_seq_cst);
   }
   // Pairs with the light fence of every pusher: either its job is visible to

@@ -139,11 +139,17 @@ bool pool_core::help_until(worker& w, completion_latch& latch, deadline_t deadli
     if (w.guest) {
       // Not on the idle list (nobody wakes a guest for other work): it
       // parks until the latch's completer unparks it, as its waiter, and
-      // gives its place to a worker meanwhile.
+      // gives its place to a worker meanwhile. Inside a blocking section
+      // the place is given back already, until the section ends.
       w.counters.parks.bump();
-      guest_gives_place();
+      const bool holds_place = w.blocking_depth == 0;
+      if (holds_place) {
+        guest_gives_place();
+      }
       park_until(w, latch, deadline);
-      guest_takes_place();
+      if (holds_place) {
+        guest_takes_place();
+      }
       continue;
     }
     // A worker with a job on its stack cannot see the pool end: the last

@@ -507,4 +507,68 @@ TEST(callers_join, beside_two_workers_a_fork_the_caller_waits_for_is_always_take
   EXPECT_EQ(taken, calls);
 }
 
+TEST(callers_join, a_park_inside_a_blocking_section_leaves_the_place_given_back) {
+  if (!can_join) {
+    GTEST_SKIP() << "no stack switch on this architecture";
+  }
+  fjord::pool p(fjord::pool_options{.workers = 1});
+  wait_until_parked(p);
+  // Inside the blocking section the caller joins and parks for a half the
+  // worker stole. Waking from that park must not take the place back while
+  // the section lasts: the job it posts afterwards, which it then waits for
+  // without telling the pool, is the worker's to run.
+  const bool posted_job_ran = p.call([&p] {
+    return fjord::block_in_place([&p] {
+      const std::uint64_t parks_before = p.stats().workers[0].parks;
+      std::atomic<bool> second_started{false};
+      fjord::join(
+          [&] { static_cast<void>(fjord_test::eventually([&] { return second_started.load(); })); },
+          [&] {
+            second_started = true;
+            std::this_thread::sleep_for(5ms);  // the caller parks meanwhile
+          });
+      // The worker is asleep again (it stole, so it woke since).
+      EXPECT_TRUE(
+          fjord_test::eventually([&] { return p.stats().workers[0].parks > parks_before; }));
+      std::atomic<bool> ran{false};
+      p.post([&ran] { ran = true; });
+      return fjord_test::eventually([&ran] { return ran.load(); });
+    });
+  });
+  EXPECT_TRUE(posted_job_ran);
+}
+
+TEST(callers_join, a_worker_that_blocks_with_no_stand_in_beside_the_caller_has_its_job_taken) {
+  if (!can_join) {
+    GTEST_SKIP() << "no stack switch on this architecture";
+  }
+  // No spare threads: a worker that blocks leaves its place empty, and the
+  // job it left on its deque must go to the sleeping worker, although the
+  // caller (computing, holding its place) and the blocked worker seemed to
+  // fill the pool's two places when the job was pushed.
+  fjord::pool p(fjord::pool_options{.workers = 2, .max_spare_threads = 0});
+  wait_until_parked(p, 0);
+  wait_until_parked(p, 1);
+  std::atomic<bool> job_ran{false};
+  std::atomic<bool> worker_done{false};
+  std::atomic<bool> taken_in_time{false};
+  p.call([&] {
+    std::thread poster([&] {
+      p.post([&] {
+        p.post([&job_ran] { job_ran = true; });  // onto this worker's deque
+        fjord::block_in_place(
+            [&] { taken_in_time = fjord_test::eventually([&job_ran] { return job_ran.load(); }); });
+        worker_done = true;
+      });
+    });
+    poster.join();
+    // Compute, holding the place, until the worker is done (bounded).
+    const auto end = std::chrono::steady_clock::now() + 15s;
+    while (!worker_done.load() && std::chrono::steady_clock::now() < end) {
+    }
+  });
+  EXPECT_TRUE(fjord_test::eventually([&] { return worker_done.load(); }));
+  EXPECT_TRUE(taken_in_time.load());
+}
+
 }  // namespace

@@ -90,7 +90,8 @@ class pool_core {
     // Inline, the case where only a sleeper the guest keeps asleep is idle:
     // a guest forking alone beside it then pays no call per fork.
     if (c.anyone_idle() &&
-        !(c.one_sleeper_alone() && guest_in_place_.load(std::memory_order_relaxed))) [[unlikely]] {
+        !(c.one_sleeper_alone() && guest_in_place_.load(std::memory_order_relaxed) &&
+          unreplaced_blocked_.load(std::memory_order_relaxed) == 0)) [[unlikely]] {
       offer_pushed_work(w, c);
     }
   }
@@ -99,11 +100,15 @@ class pool_core {
   // forked work wakes a sleeper only if another would still sleep (the
   // threads awake, size() less the sleepers, plus the guest, stay within
   // size()), and a searcher stands aside (sleeps) when none sleeps.
+  // A worker blocked with no stand-in (begin_blocking) leaves its place
+  // empty too, as a sleeper does.
   bool guest_fills_last_place(census_count c) const noexcept {
-    return c.sleepers() < 2 && guest_in_place_.load(std::memory_order_relaxed);
+    return guest_in_place_.load(std::memory_order_relaxed) &&
+           c.sleepers() + unreplaced_blocked_.load(std::memory_order_relaxed) < 2;
   }
   bool guest_crowds_pool(census_count c) const noexcept {
-    return c.sleepers() == 0 && guest_in_place_.load(std::memory_order_relaxed);
+    return guest_in_place_.load(std::memory_order_relaxed) && c.sleepers() == 0 &&
+           unreplaced_blocked_.load(std::memory_order_relaxed) == 0;
   }
   // The guest gives its place back (a park or a blocking section) or takes
   // it again; giving it back wakes a sleeper for work left waiting.
@@ -688,11 +693,16 @@ class pool_core {
   // until it leaves, except while it parks or blocks (docs/scheduler.md,
   // "The caller takes a worker's place"). Only the guest writes it. Mostly
   // relaxed: it steers wake-ups of forked work, and a stale value costs a
-  // wake-up too many or one too few; a job on a deque is popped by its
-  // owner whatever others do, so none is ever lost by it. seq_cst only
-  // where a worker stands aside against the guest giving its place back
-  // (sleep(), guest_gives_place()).
+  // wake-up too many or one too few, never progress: a job on a deque is
+  // popped by its owner unless the owner blocks, and a blocking owner hands
+  // its jobs on (begin_blocking). seq_cst only where a worker stands aside
+  // against the guest giving its place back (sleep(), guest_gives_place()).
   std::atomic<bool> guest_in_place_{false};
+  // Workers blocked with no stand-in for them (begin_blocking: none to
+  // spare, or the pool ending), whose places are empty. Written under the
+  // idle mutex, read relaxed beside guest_in_place_, with the same cost of
+  // a stale value.
+  std::atomic<std::uint32_t> unreplaced_blocked_{0};
   job_recycler recycler_;       // destroyed after the workers' threads are joined
   std::vector<shard*> shards_;  // owned by cold_
   // Queues of the high and low priority levels (normal work takes the lanes

@@ -119,6 +119,9 @@ struct alignas(false_sharing_range) worker {
   // they have seen it there for runnext_grace ticks, so two processes that
   // wake each other stay on one worker instead of bouncing between two
   // (docs/scheduler.md, "The runnext slot").
+  // Blocked (pool_core::begin_blocking) with no stand-in made for it:
+  // counted in pool_core::unreplaced_blocked_. Under the idle mutex.
+  bool blocked_unreplaced = false;
   std::atomic<job*> runnext{nullptr};
   // This worker as a thief (steal_runnext): the job it is timing in another
   // worker's runnext slot, and since when (cycle_clock ticks). The thief

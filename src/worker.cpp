@@ -473,12 +473,12 @@ job* pool_core::steal_from_stalled_owner(worker& w,
 job* pool_core::steal_runnext(worker& w) noexcept {
   // The thief keeps the clock: it takes the job it watches once it has seen
   // it in the same slot for runnext_grace ticks, and otherwise starts
-  // watching the first job it finds, from a place that moves on at every
-  // look, so a slot whose jobs come and go quickly does not hide one that
-  // stays. Seeing the job later than it arrived only makes the thief wait
-  // longer. A job that left and another at the same address since (a
-  // coroutine that woke, ran and waits again) looks like one job and may be
-  // taken early: only its locality is at stake, as for any stolen job.
+  // watching the first job it finds, looking from a victim that moves on
+  // at every look, so that no slot is always the one looked at first.
+  // Seeing the job later than it arrived only makes the thief wait longer.
+  // A job that left and another at the same address since (a coroutine
+  // that woke, ran and waits again) looks like one job and may be taken
+  // early: only its locality is at stake, as for any stolen job.
   const std::size_t n = thread_count();
   const std::size_t m = victim_count(n);
   const std::uint64_t now = cycle_clock::now();

@@ -114,14 +114,14 @@ struct alignas(false_sharing_range) worker {
         rng(idx * 2654435761u + 1) {}
 
   work_stealing_deque deque;
+  // Blocked (pool_core::begin_blocking) with no stand-in made for it:
+  // counted in pool_core::unreplaced_blocked_. Under the idle mutex.
+  bool blocked_unreplaced = false;
   // The coroutine this worker woke last (resume_waiting), which it runs
   // next, before its deque (Go's runnext). Other workers take it only once
   // they have seen it there for runnext_grace ticks, so two processes that
   // wake each other stay on one worker instead of bouncing between two
   // (docs/scheduler.md, "The runnext slot").
-  // Blocked (pool_core::begin_blocking) with no stand-in made for it:
-  // counted in pool_core::unreplaced_blocked_. Under the idle mutex.
-  bool blocked_unreplaced = false;
   std::atomic<job*> runnext{nullptr};
   // This worker as a thief (steal_runnext): the job it is timing in another
   // worker's runnext slot, and since when (cycle_clock ticks). The thief

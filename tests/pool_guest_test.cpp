@@ -522,7 +522,11 @@ TEST(callers_join, a_park_inside_a_blocking_section_leaves_the_place_given_back)
       const std::uint64_t parks_before = p.stats().workers[0].parks;
       std::atomic<bool> second_started{false};
       fjord::join(
-          [&] { static_cast<void>(fjord_test::eventually([&] { return second_started.load(); })); },
+          [&] {
+            // The worker steals the second half (the caller's place is
+            // given back), so the caller then parks for it.
+            EXPECT_TRUE(fjord_test::eventually([&] { return second_started.load(); }));
+          },
           [&] {
             second_started = true;
             std::this_thread::sleep_for(5ms);  // the caller parks meanwhile

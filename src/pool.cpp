@@ -351,8 +351,12 @@ void pool_core::thread_main(void* w) noexcept {
   pool.run_thread_hook(/*start=*/false, self.index);
 }
 
-void pool_core::update_surplus_locked() noexcept {
-  surplus_.store(cold_->running > size(), std::memory_order_relaxed);
+void pool_core::update_places_locked() noexcept {
+  const std::size_t n = size();
+  const std::size_t held = cold_->running + cold_->deficit;
+  surplus_.store(cold_->running > n, std::memory_order_relaxed);
+  vacant_places_.store(static_cast<std::uint32_t>(held < n ? n - held : 0),
+                       std::memory_order_relaxed);
 }
 
 void pool_core::run_thread_hook(bool start, std::size_t index) noexcept {
@@ -498,7 +502,7 @@ bool pool_core::leave_running_locked() noexcept {
     census_.add_sleeper();
     phantom = true;
   }
-  update_surplus_locked();
+  update_places_locked();
   return phantom;
 }
 
@@ -520,7 +524,7 @@ void pool_core::rejoin_running_locked(worker& w) noexcept {
     w.preferred_to_retire = true;  // w is the calling thread
     retire_preferred_until_.store(steady_ns() + retire_preference_ns, std::memory_order_relaxed);
   }
-  update_surplus_locked();
+  update_places_locked();
 }
 
 void pool_core::begin_blocking(worker& w) noexcept {
@@ -542,13 +546,9 @@ void pool_core::begin_blocking(worker& w) noexcept {
       // The monitor already gave our place away: it stays given.
       w.presumed_blocked.store(false, std::memory_order_relaxed);
     } else {
+      // No phantom (none to spare, or the pool is ending): our place is
+      // counted vacant, which a guest in place heeds (guest_crowds_pool).
       phantom = leave_running_locked();
-      if (!phantom) {
-        // No stand-in (none to spare, or the pool is ending): our place
-        // stays empty, which a guest in place must know (guest_crowds_pool).
-        w.blocked_unreplaced = true;
-        unreplaced_blocked_.fetch_add(1, std::memory_order_relaxed);
-      }
     }
     w.blocked = true;
   }
@@ -582,9 +582,6 @@ void pool_core::end_blocking(worker& w) noexcept {
   }
   std::lock_guard lock(cold_->idle_mutex);
   w.blocked = false;
-  if (std::exchange(w.blocked_unreplaced, false)) {
-    unreplaced_blocked_.fetch_sub(1, std::memory_order_relaxed);
-  }
   rejoin_running_locked(w);
 }
 
@@ -606,7 +603,7 @@ bool pool_core::add_running_thread_locked(worker*& woken, bool& start) noexcept 
     return false;
   }
   ++cold_->running;
-  update_surplus_locked();
+  update_places_locked();
   return true;
 }
 
@@ -617,6 +614,7 @@ bool pool_core::activate_stand_in_locked(worker*& woken, bool& start) noexcept {
     return false;
   }
   --cold_->deficit;
+  update_places_locked();  // the place is the stand-in's now, not the phantom's
   // One RMW: the phantom sleeper becomes a searcher, as a woken sleeper does.
   census_.sleeper_to_searcher();
   return true;
@@ -642,7 +640,7 @@ void pool_core::start_added_thread(bool grown) noexcept {
     if (grown) {
       shrink_after_refusal_locked(1);
     }
-    update_surplus_locked();
+    update_places_locked();
     old = census_.remove_searcher();
     // A thread that retired while this one was pending takes its place: the
     // blocked worker it stood in for came back, found the running set full
@@ -739,7 +737,7 @@ void pool_core::leave_for_retired_list_locked(worker& w) noexcept {
   --cold_->running;
   w.retired = true;
   cold_->retired.push_back(&w);
-  update_surplus_locked();
+  update_places_locked();
   // One thread fewer awake: a wait_idle() caller may be waiting for it.
   if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
     announce_if_quiescent_locked();

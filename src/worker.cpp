@@ -482,6 +482,13 @@ job* pool_core::steal_runnext(worker& w) noexcept {
   const std::size_t n = thread_count();
   const std::size_t m = victim_count(n);
   const std::uint64_t now = cycle_clock::now();
+  // A watch is a run of looks: after a gap as long as the grace (a park,
+  // a job run meanwhile) the job seen may have left and come back, so the
+  // watch starts again rather than taking it at once.
+  if (static_cast<std::int64_t>(now - std::exchange(w.runnext_last_look, now)) >
+      static_cast<std::int64_t>(runnext_grace)) {
+    w.runnext_watched = nullptr;
+  }
   const std::uint32_t start = w.runnext_scan++;
   job* first_seen = nullptr;
   for (std::size_t k = 0; k < m; ++k) {

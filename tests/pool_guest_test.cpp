@@ -575,4 +575,38 @@ TEST(callers_join, a_worker_that_blocks_with_no_stand_in_beside_the_caller_has_i
   EXPECT_TRUE(taken_in_time.load());
 }
 
+TEST(callers_join, a_worker_presumed_blocked_with_no_stand_in_beside_the_caller_has_its_job_taken) {
+  if (!can_join) {
+    GTEST_SKIP() << "no stack switch on this architecture";
+  }
+  // Worker 1 sleeps without telling fjord: the monitor presumes it blocked
+  // but has no spare to stand in, so its place is empty. Its job must reach
+  // worker 0, asleep beside the caller in place; so must it once worker 1
+  // says it blocks (a section begun by a presumed worker adds no phantom).
+  fjord::pool p(
+      fjord::pool_options{.workers = 2, .max_spare_threads = 0, .replace_blocked_after = 20ms});
+  wait_until_parked(p, 0);
+  wait_until_parked(p, 1);
+  std::atomic<bool> job_ran{false};
+  std::atomic<bool> worker_done{false};
+  std::atomic<bool> taken_in_time{false};
+  p.call([&] {
+    std::thread poster([&] {
+      p.post_to(1, [&] {
+        p.post([&job_ran] { job_ran = true; });  // onto this worker's deque
+        std::this_thread::sleep_for(300ms);
+        fjord::block_in_place(
+            [&] { taken_in_time = fjord_test::eventually([&job_ran] { return job_ran.load(); }); });
+        worker_done = true;
+      });
+    });
+    poster.join();
+    const auto end = std::chrono::steady_clock::now() + 15s;
+    while (!worker_done.load() && std::chrono::steady_clock::now() < end) {
+    }
+  });
+  EXPECT_TRUE(fjord_test::eventually([&] { return worker_done.load(); }));
+  EXPECT_TRUE(taken_in_time.load());
+}
+
 }  // namespace

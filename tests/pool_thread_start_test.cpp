@@ -17,6 +17,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "fjord/block_in_place.hpp"
+#include "fjord/detail/borrowed_stack.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/pool_options.hpp"
 #include "fjord/priority.hpp"
@@ -76,6 +78,14 @@ bool sleep_until_set(const std::atomic<bool>& flag) {
     std::this_thread::sleep_for(200us);
   }
   return flag.load();
+}
+
+bool sleep_until_set_count(const std::atomic<int>& count, int at_least) {
+  const auto end = std::chrono::steady_clock::now() + 10s;
+  while (count.load() < at_least && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(200us);
+  }
+  return count.load() >= at_least;
 }
 
 TEST(pool_thread_start, a_pool_ends_while_its_newest_thread_is_still_being_counted) {
@@ -203,6 +213,61 @@ TEST(pool_thread_start, a_refused_start_hands_on_the_work_posted_meanwhile) {
   }
   EXPECT_TRUE(ran.load()) << "the job posted during the refused start was never run";
   EXPECT_EQ(p.thread_count(), 1u);
+  monitor_starts = hold::none;
+  let_go = false;
+}
+
+TEST(pool_thread_start, a_refused_stand_in_beside_a_caller_in_place_leaves_its_place_empty) {
+  // Worker 1 blocks (a phantom for a stand-in), the stand-in's start is
+  // refused, and worker 0 then looks for work beside the caller, which
+  // computes in place: the place the stand-in did not take is empty, so
+  // worker 0 must take worker 1's job rather than stand aside.
+  if (!fjord::detail::borrowed_stack::supported) {
+    GTEST_SKIP() << "no stack switch on this architecture: the call runs on a worker";
+  }
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  const auto parked = [&](std::size_t i) {
+    const auto end = std::chrono::steady_clock::now() + 10s;
+    while (p.stats().workers[i].parks == 0 && std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(1ms);
+    }
+    return p.stats().workers[i].parks != 0;
+  };
+  ASSERT_TRUE(parked(0));
+  ASSERT_TRUE(parked(1));
+  refused = 0;
+  let_go = true;  // refused at once
+  monitor_starts = hold::then_refuse;
+  std::atomic<bool> first_started{false};
+  std::atomic<bool> job_ran{false};
+  std::atomic<bool> worker_done{false};
+  std::atomic<bool> taken_in_time{false};
+  std::atomic<bool> saw_refusal{false};
+  p.call([&] {
+    std::thread poster([&] {
+      // Worker 0 is busy when worker 1 blocks, so the wake-up for worker
+      // 1's job goes to its phantom, not to a sleeper.
+      p.post_to(0, [&] {
+        first_started = true;
+        saw_refusal = sleep_until_set_count(refused, 1);
+      });
+      p.post_to(1, [&] {
+        hold_here = true;  // this thread's starts are refused
+        sleep_until_set(first_started);
+        p.post([&job_ran] { job_ran = true; });  // onto this worker's deque
+        fjord::block_in_place([&] { taken_in_time = sleep_until_set(job_ran); });
+        hold_here = false;
+        worker_done = true;
+      });
+    });
+    poster.join();
+    const auto end = std::chrono::steady_clock::now() + 15s;
+    while (!worker_done.load() && std::chrono::steady_clock::now() < end) {
+    }
+  });
+  EXPECT_TRUE(sleep_until_set(worker_done));
+  EXPECT_TRUE(saw_refusal.load());
+  EXPECT_TRUE(taken_in_time.load());
   monitor_starts = hold::none;
   let_go = false;
 }

@@ -114,9 +114,6 @@ struct alignas(false_sharing_range) worker {
         rng(idx * 2654435761u + 1) {}
 
   work_stealing_deque deque;
-  // Blocked (pool_core::begin_blocking) with no stand-in made for it:
-  // counted in pool_core::unreplaced_blocked_. Under the idle mutex.
-  bool blocked_unreplaced = false;
   // The coroutine this worker woke last (resume_waiting), which it runs
   // next, before its deque (Go's runnext). Other workers take it only once
   // they have seen it there for runnext_grace ticks, so two processes that
@@ -128,7 +125,8 @@ struct alignas(false_sharing_range) worker {
   // keeps the clock, not the owner, so that a wake costs no clock read.
   job* runnext_watched = nullptr;
   std::uint64_t runnext_watched_since = 0;
-  std::uint32_t runnext_scan = 0;  // where the next look for one starts
+  std::uint64_t runnext_last_look = 0;  // cycle_clock; a gap restarts the watch
+  std::uint32_t runnext_scan = 0;       // where the next look for one starts
   // Jobs posted to this thread alone (pool::post_to), which no other
   // worker may take. Consumed only by its owner, at the points
   // docs/scheduler.md lists ("Pinned jobs").

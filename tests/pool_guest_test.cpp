@@ -542,6 +542,34 @@ TEST(callers_join, a_park_inside_a_blocking_section_leaves_the_place_given_back)
   EXPECT_TRUE(posted_job_ran);
 }
 
+// Beside a caller that computes in place until worker 1 is done (bounded),
+// worker 1 pushes a job onto its own deque, goes on for `before` without
+// telling fjord, then waits for the job in block_in_place: worker 0, asleep,
+// must take it. Whether it was taken in time.
+bool job_of_blocked_worker_taken(fjord::pool& p, std::chrono::milliseconds before) {
+  wait_until_parked(p, 0);
+  wait_until_parked(p, 1);
+  std::atomic<bool> job_ran{false};
+  std::atomic<bool> worker_done{false};
+  std::atomic<bool> taken_in_time{false};
+  p.call([&] {
+    std::thread poster([&] {
+      p.post_to(1, [&] {
+        p.post([&job_ran] { job_ran = true; });  // onto this worker's deque
+        std::this_thread::sleep_for(before);
+        fjord::block_in_place(
+            [&] { taken_in_time = fjord_test::eventually([&job_ran] { return job_ran.load(); }); });
+        worker_done = true;
+      });
+    });
+    poster.join();
+    const auto end = std::chrono::steady_clock::now() + 15s;
+    while (!worker_done.load() && std::chrono::steady_clock::now() < end) {
+    }
+  });
+  return fjord_test::eventually([&] { return worker_done.load(); }) && taken_in_time.load();
+}
+
 TEST(callers_join, a_worker_that_blocks_with_no_stand_in_beside_the_caller_has_its_job_taken) {
   if (!can_join) {
     GTEST_SKIP() << "no stack switch on this architecture";
@@ -551,28 +579,7 @@ TEST(callers_join, a_worker_that_blocks_with_no_stand_in_beside_the_caller_has_i
   // caller (computing, holding its place) and the blocked worker seemed to
   // fill the pool's two places when the job was pushed.
   fjord::pool p(fjord::pool_options{.workers = 2, .max_spare_threads = 0});
-  wait_until_parked(p, 0);
-  wait_until_parked(p, 1);
-  std::atomic<bool> job_ran{false};
-  std::atomic<bool> worker_done{false};
-  std::atomic<bool> taken_in_time{false};
-  p.call([&] {
-    std::thread poster([&] {
-      p.post([&] {
-        p.post([&job_ran] { job_ran = true; });  // onto this worker's deque
-        fjord::block_in_place(
-            [&] { taken_in_time = fjord_test::eventually([&job_ran] { return job_ran.load(); }); });
-        worker_done = true;
-      });
-    });
-    poster.join();
-    // Compute, holding the place, until the worker is done (bounded).
-    const auto end = std::chrono::steady_clock::now() + 15s;
-    while (!worker_done.load() && std::chrono::steady_clock::now() < end) {
-    }
-  });
-  EXPECT_TRUE(fjord_test::eventually([&] { return worker_done.load(); }));
-  EXPECT_TRUE(taken_in_time.load());
+  EXPECT_TRUE(job_of_blocked_worker_taken(p, 0ms));
 }
 
 TEST(callers_join, a_worker_presumed_blocked_with_no_stand_in_beside_the_caller_has_its_job_taken) {
@@ -585,28 +592,7 @@ TEST(callers_join, a_worker_presumed_blocked_with_no_stand_in_beside_the_caller_
   // says it blocks (a section begun by a presumed worker adds no phantom).
   fjord::pool p(
       fjord::pool_options{.workers = 2, .max_spare_threads = 0, .replace_blocked_after = 20ms});
-  wait_until_parked(p, 0);
-  wait_until_parked(p, 1);
-  std::atomic<bool> job_ran{false};
-  std::atomic<bool> worker_done{false};
-  std::atomic<bool> taken_in_time{false};
-  p.call([&] {
-    std::thread poster([&] {
-      p.post_to(1, [&] {
-        p.post([&job_ran] { job_ran = true; });  // onto this worker's deque
-        std::this_thread::sleep_for(300ms);
-        fjord::block_in_place(
-            [&] { taken_in_time = fjord_test::eventually([&job_ran] { return job_ran.load(); }); });
-        worker_done = true;
-      });
-    });
-    poster.join();
-    const auto end = std::chrono::steady_clock::now() + 15s;
-    while (!worker_done.load() && std::chrono::steady_clock::now() < end) {
-    }
-  });
-  EXPECT_TRUE(fjord_test::eventually([&] { return worker_done.load(); }));
-  EXPECT_TRUE(taken_in_time.load());
+  EXPECT_TRUE(job_of_blocked_worker_taken(p, 300ms));
 }
 
 }  // namespace

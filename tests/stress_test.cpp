@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "fjord/block_in_place.hpp"
 #include "fjord/join.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/task_group.hpp"
@@ -50,25 +51,70 @@ std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
   return x ^ (x >> 31);
 }
 
+// With a blocking context, a fourth shape: the node posts its one child and
+// waits for it inside block_in_place, so another thread must take the child
+// (at most one such node at a time: with no spare threads, every thread
+// could otherwise be waiting for a child nobody is left to run; the others
+// walk their child inline). Each wait is bounded: one that gives up marks
+// the context stuck, and the test fails instead of hanging.
+struct blocking_context {
+  fjord::pool* pool = nullptr;
+  std::atomic<bool> busy{false};
+  std::atomic<bool> stuck{false};
+  std::atomic<long> blocked_waits{0};
+};
+
 template <bool Parallel>
-subtree walk_tree(std::uint64_t seed, int depth) {
+subtree walk_tree(std::uint64_t seed, int depth, blocking_context* blocking = nullptr);
+
+template <bool Parallel>
+subtree wait_for_posted_child(std::uint64_t seed, int depth, blocking_context& ctx) {
+  if (ctx.busy.exchange(true)) {
+    return walk_tree<Parallel>(seed, depth, &ctx);
+  }
+  struct posted {
+    subtree result;
+    std::atomic<bool> done{false};
+  };
+  auto child = std::make_shared<posted>();
+  ctx.pool->post([child, seed, depth, &ctx] {
+    child->result = walk_tree<Parallel>(seed, depth, &ctx);
+    child->done.store(true, std::memory_order_release);
+  });
+  fjord::block_in_place([&] {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!child->done.load(std::memory_order_acquire)) {
+      if (std::chrono::steady_clock::now() > give_up) {
+        ctx.stuck = true;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  });
+  ctx.blocked_waits.fetch_add(1);
+  ctx.busy = false;
+  return child->done.load(std::memory_order_acquire) ? child->result : subtree{};
+}
+
+template <bool Parallel>
+subtree walk_tree(std::uint64_t seed, int depth, blocking_context* blocking) {
   subtree here{1, mix(seed)};
   if (depth == 0) {
     return here;
   }
   std::mt19937_64 rng(seed);
-  const std::uint64_t shape = rng() % 3;
+  const std::uint64_t shape = rng() % (blocking != nullptr ? 4 : 3);
   if (shape == 0) {
     const std::uint64_t a = rng();
     const std::uint64_t b = rng();
     if constexpr (Parallel) {
-      auto [x, y] = fjord::join([=] { return walk_tree<true>(a, depth - 1); },
-                                [=] { return walk_tree<true>(b, depth - 1); });
+      auto [x, y] = fjord::join([=] { return walk_tree<true>(a, depth - 1, blocking); },
+                                [=] { return walk_tree<true>(b, depth - 1, blocking); });
       here += x;
       here += y;
     } else {
-      here += walk_tree<false>(a, depth - 1);
-      here += walk_tree<false>(b, depth - 1);
+      here += walk_tree<false>(a, depth - 1, blocking);
+      here += walk_tree<false>(b, depth - 1, blocking);
     }
   } else if (shape == 1) {
     const std::size_t children = rng() % 5;
@@ -80,19 +126,23 @@ subtree walk_tree(std::uint64_t seed, int depth) {
     if constexpr (Parallel) {
       fjord::task_group g;
       for (std::size_t c = 0; c < children; ++c) {
-        g.run([&results, &seeds, c, depth] { results[c] = walk_tree<true>(seeds[c], depth - 1); });
+        g.run([&results, &seeds, c, depth, blocking] {
+          results[c] = walk_tree<true>(seeds[c], depth - 1, blocking);
+        });
       }
       g.wait();
     } else {
       for (std::size_t c = 0; c < children; ++c) {
-        results[c] = walk_tree<false>(seeds[c], depth - 1);
+        results[c] = walk_tree<false>(seeds[c], depth - 1, blocking);
       }
     }
     for (const auto& r : results) {
       here += r;
     }
+  } else if (shape == 2 || !Parallel) {
+    here += walk_tree<Parallel>(rng(), depth - 1, blocking);  // a chain: deep and narrow
   } else {
-    here += walk_tree<Parallel>(rng(), depth - 1);  // a chain: deep and narrow
+    here += wait_for_posted_child<Parallel>(rng(), depth - 1, *blocking);
   }
   return here;
 }
@@ -107,6 +157,29 @@ TEST(stress, random_fork_trees_run_every_node_exactly_once) {
       ASSERT_EQ(got.nodes, expected.nodes) << "seed " << seed;
       ASSERT_EQ(got.sum, expected.sum) << "seed " << seed;
     }
+  }
+}
+
+TEST(stress, nodes_that_block_beside_a_caller_in_place_with_no_spare_threads) {
+  // Every blocked node's place stays empty (no spare to stand in, or one):
+  // its posted child must reach the other threads, whether the node runs on
+  // a worker or on the caller, while the caller computes or waits in place.
+  // An exactly-once hammer for the vacant-place count; the hangs it guards
+  // against need the caller to compute until the blocked node is done, which
+  // pool_guest_test.cpp and pool_thread_start_test.cpp set up on purpose.
+  for (std::size_t spares : {0u, 1u}) {
+    fjord::pool p(fjord::pool_options{.workers = 2, .max_spare_threads = spares});
+    blocking_context ctx;
+    ctx.pool = &p;
+    for (int round = 0; round < 40 * scale(); ++round) {
+      const std::uint64_t seed = static_cast<std::uint64_t>(round) * 104729 + spares;
+      const subtree expected = walk_tree<false>(seed, 20, &ctx);
+      const subtree got = p.call([&] { return walk_tree<true>(seed, 20, &ctx); });
+      ASSERT_FALSE(ctx.stuck.load()) << "a posted child was never run; seed " << seed;
+      ASSERT_EQ(got.nodes, expected.nodes) << "seed " << seed;
+      ASSERT_EQ(got.sum, expected.sum) << "seed " << seed;
+    }
+    EXPECT_GT(ctx.blocked_waits.load(), 0);
   }
 }
 

@@ -351,12 +351,13 @@ void pool_core::thread_main(void* w) noexcept {
   pool.run_thread_hook(/*start=*/false, self.index);
 }
 
-void pool_core::update_places_locked() noexcept {
-  const std::size_t n = size();
-  const std::size_t held = cold_->running + cold_->deficit;
-  surplus_.store(cold_->running > n, std::memory_order_relaxed);
-  vacant_places_.store(static_cast<std::uint32_t>(held < n ? n - held : 0),
-                       std::memory_order_relaxed);
+void pool_core::publish_thread_counts_locked() noexcept {
+  surplus_.store(cold_->running > size(), std::memory_order_relaxed);
+  // Every reserved thread runs, is retired, or is blocked.
+  const std::size_t not_blocked = cold_->running + cold_->retired.size();
+  blocked_workers_.store(
+      static_cast<std::uint32_t>(cold_->reserved > not_blocked ? cold_->reserved - not_blocked : 0),
+      std::memory_order_relaxed);
 }
 
 void pool_core::run_thread_hook(bool start, std::size_t index) noexcept {
@@ -502,15 +503,17 @@ bool pool_core::leave_running_locked() noexcept {
     census_.add_sleeper();
     phantom = true;
   }
-  update_places_locked();
+  publish_thread_counts_locked();
   return phantom;
 }
 
 void pool_core::rejoin_running_locked(worker& w) noexcept {
   ++cold_->running;
-  if (cold_->deficit > 0) {
-    // Not needed any more (whether or not a stand-in was activated for it,
-    // cold_->running says how many run now).
+  if (cold_->deficit > 0 && cold_->running + cold_->deficit > size()) {
+    // One phantom not needed any more: the running set and the phantoms
+    // hold more than size() places now. Not otherwise: every phantom then
+    // still stands for a worker that is blocked (one that came back without
+    // a phantom of its own must not take another's).
     --cold_->deficit;
     census_.remove_sleeper();
   }
@@ -524,7 +527,7 @@ void pool_core::rejoin_running_locked(worker& w) noexcept {
     w.preferred_to_retire = true;  // w is the calling thread
     retire_preferred_until_.store(steady_ns() + retire_preference_ns, std::memory_order_relaxed);
   }
-  update_places_locked();
+  publish_thread_counts_locked();
 }
 
 void pool_core::begin_blocking(worker& w) noexcept {
@@ -546,8 +549,8 @@ void pool_core::begin_blocking(worker& w) noexcept {
       // The monitor already gave our place away: it stays given.
       w.presumed_blocked.store(false, std::memory_order_relaxed);
     } else {
-      // No phantom (none to spare, or the pool is ending): our place is
-      // counted vacant, which a guest in place heeds (guest_crowds_pool).
+      // Counted blocked now, which a guest in place heeds
+      // (guest_crowds_pool), with a phantom for a stand-in or without.
       phantom = leave_running_locked();
     }
     w.blocked = true;
@@ -603,7 +606,7 @@ bool pool_core::add_running_thread_locked(worker*& woken, bool& start) noexcept 
     return false;
   }
   ++cold_->running;
-  update_places_locked();
+  publish_thread_counts_locked();
   return true;
 }
 
@@ -614,7 +617,6 @@ bool pool_core::activate_stand_in_locked(worker*& woken, bool& start) noexcept {
     return false;
   }
   --cold_->deficit;
-  update_places_locked();  // the place is the stand-in's now, not the phantom's
   // One RMW: the phantom sleeper becomes a searcher, as a woken sleeper does.
   census_.sleeper_to_searcher();
   return true;
@@ -640,7 +642,7 @@ void pool_core::start_added_thread(bool grown) noexcept {
     if (grown) {
       shrink_after_refusal_locked(1);
     }
-    update_places_locked();
+    publish_thread_counts_locked();
     old = census_.remove_searcher();
     // A thread that retired while this one was pending takes its place: the
     // blocked worker it stood in for came back, found the running set full
@@ -737,7 +739,7 @@ void pool_core::leave_for_retired_list_locked(worker& w) noexcept {
   --cold_->running;
   w.retired = true;
   cold_->retired.push_back(&w);
-  update_places_locked();
+  publish_thread_counts_locked();
   // One thread fewer awake: a wait_idle() caller may be waiting for it.
   if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
     announce_if_quiescent_locked();

@@ -87,7 +87,7 @@ void pool_core::set_bounds(std::size_t min, std::size_t max, bool follow_cpus,
         --cold_->deficit;
         census_.remove_sleeper();
       }
-      update_places_locked();
+      publish_thread_counts_locked();
     }
     // Parked workers look again: beyond a smaller size they retire at the
     // top of their loop, and above a lower minimum they park again with
@@ -107,7 +107,7 @@ void pool_core::shrink_after_refusal_locked(std::size_t n) noexcept {
   const std::size_t floor = std::max<std::size_t>(1, min_workers());
   const std::size_t now = size();
   size_.store(now > floor + n ? now - n : floor, std::memory_order_relaxed);
-  update_places_locked();
+  publish_thread_counts_locked();
 }
 
 bool pool_core::leave_after_idle_timeout(worker& w) noexcept {
@@ -331,7 +331,7 @@ void pool_core::replace_blocked_workers(steady_clock::time_point now, bool work_
     cold_->samples.emplace_back();
   }
   std::size_t phantoms = 0;
-  bool vacated = false;  // a place left with no phantom for it
+  bool vacated = false;  // a worker presumed blocked with no phantom for it
   {
     std::lock_guard lock(cold_->idle_mutex);
     for (std::size_t i = 0; i < cold_->samples.size(); ++i) {
@@ -385,9 +385,9 @@ void pool_core::replace_blocked_workers(steady_clock::time_point now, bool work_
   if (phantoms == 0 && !vacated) {
     return;
   }
-  // As begin_blocking(): a phantom registers as a sleeper does. A vacant
-  // place has none, so a sleeper (perhaps standing aside for the guest,
-  // which no longer fills the pool) comes for the work waiting.
+  // As begin_blocking(): a phantom registers as a sleeper does. Without
+  // one, a sleeper (perhaps standing aside for the guest, which no longer
+  // fills the pool) comes for the work waiting.
   heavy_fence();
   for (phantoms = std::max<std::size_t>(phantoms, 1); phantoms > 0 && any_work_visible();
        --phantoms) {

@@ -155,10 +155,10 @@ bool pool_core::sleep(worker& w, const completion_latch* until, deadline_t deadl
     // against guest_gives_place(), which stores the flag and then reads the
     // census, so either we see the place given back, or it sees us asleep
     // and wakes us for work waiting.
-    // While a place is vacant none stands aside (the count changes under
+    // While a worker is blocked none stands aside (the count changes under
     // this mutex).
     aside = aside && census_.load(std::memory_order_seq_cst).sleepers() == 1 &&
-            vacant_places_.load(std::memory_order_relaxed) == 0 &&
+            blocked_workers_.load(std::memory_order_relaxed) == 0 &&
             guest_in_place_.load(std::memory_order_seq_cst);
   }
   // Pairs with the light fence of every pusher: either its job is visible to

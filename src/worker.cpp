@@ -482,11 +482,13 @@ job* pool_core::steal_runnext(worker& w) noexcept {
   const std::size_t n = thread_count();
   const std::size_t m = victim_count(n);
   const std::uint64_t now = cycle_clock::now();
-  // A watch is a run of looks: after a gap as long as the grace (a park,
-  // a job run meanwhile) the job seen may have left and come back, so the
-  // watch starts again rather than taking it at once.
-  if (static_cast<std::int64_t>(now - std::exchange(w.runnext_last_look, now)) >
-      static_cast<std::int64_t>(runnext_grace)) {
+  // A watch lasts while the thief neither runs a job nor parks: after
+  // either, the job it saw may have left and come back, so the watch starts
+  // again rather than taking it at once. Not after a mere gap between
+  // looks: in a large pool 8 search rounds may outlast the grace, and a
+  // watch restarted at every look would never take the job.
+  const std::uint64_t progress = w.counters.jobs_run.read() + w.counters.parks.read();
+  if (std::exchange(w.runnext_watch_progress, progress) != progress) {
     w.runnext_watched = nullptr;
   }
   const std::uint32_t start = w.runnext_scan++;

@@ -64,6 +64,43 @@ TEST(block_in_place, a_blocked_worker_is_replaced_so_later_jobs_run) {
       10s, [&] { return a_done.load(); }, "the blocked job finished");
 }
 
+TEST(block_in_place, a_worker_back_from_blocking_leaves_the_phantom_of_one_still_blocked) {
+  // One spare: worker 0 blocks first and gets the phantom that promises it;
+  // worker 1 blocks next and gets none (the spare is promised). When worker
+  // 1 comes back, worker 0 is still blocked: its phantom must stay, so that
+  // the job worker 1 then pushes and waits for, computing, gets the spare.
+  fjord::pool p(fjord::pool_options{.workers = 2, .callers_join = false, .max_spare_threads = 1});
+  std::atomic<bool> first_blocked{false};
+  std::atomic<bool> release_first{false};
+  std::atomic<bool> job_ran{false};
+  std::atomic<bool> taken{false};
+  p.post_to(0, [&] {
+    fjord::block_in_place([&] {
+      first_blocked = true;
+      const auto end = std::chrono::steady_clock::now() + 30s;
+      while (!release_first.load() && std::chrono::steady_clock::now() < end) {
+        std::this_thread::sleep_for(1ms);
+      }
+    });
+  });
+  expect_within(
+      10s, [&] { return first_blocked.load(); }, "worker 0 blocked");
+  p.post_to(1, [&] {
+    fjord::block_in_place([] { std::this_thread::sleep_for(20ms); });
+    p.post([&] { job_ran = true; });  // onto worker 1's deque
+    // Computing, without telling fjord, until the job ran elsewhere.
+    const auto end = std::chrono::steady_clock::now() + 10s;
+    while (!job_ran.load() && std::chrono::steady_clock::now() < end) {
+    }
+    taken = job_ran.load();
+  });
+  expect_within(
+      20s, [&] { return job_ran.load(); }, "the pushed job ran");
+  release_first = true;
+  p.wait_idle();
+  EXPECT_TRUE(taken.load()) << "the job waited for its owner's return";
+}
+
 TEST(block_in_place, returns_the_result_and_does_nothing_special_off_a_pool) {
   EXPECT_EQ(fjord::block_in_place([] { return 7; }), 7);
   fjord::pool p(fjord::pool_options{.workers = 1});

@@ -490,8 +490,8 @@ TEST_P(pool_on_pools, posting_from_a_callables_copy_constructor) {
 // docs/scheduler.md, "The runnext slot": a coroutine woken by a job that
 // then runs on and on is not stuck behind it: another worker takes it from
 // the runnext slot once it has waited there a few microseconds.
-TEST(pool, a_coroutine_woken_by_a_long_job_runs_on_another_worker) {
-  fjord::pool p(fjord::pool_options{.workers = 2});
+void expect_a_coroutine_woken_by_a_long_job_to_run_elsewhere(std::size_t workers) {
+  fjord::pool p(fjord::pool_options{.workers = workers});
   fjord::channel<int> ch(0);
   std::atomic<bool> resumed{false};
   std::atomic<bool> waiting{false};
@@ -524,6 +524,16 @@ TEST(pool, a_coroutine_woken_by_a_long_job_runs_on_another_worker) {
   done.wait();
   p.wait_idle();
   EXPECT_FALSE(gave_up.load());
+}
+
+TEST(pool, a_coroutine_woken_by_a_long_job_runs_on_another_worker) {
+  expect_a_coroutine_woken_by_a_long_job_to_run_elsewhere(2);
+}
+
+// In a large pool a thief's 8 search rounds between two looks at the runnext
+// slots outlast the grace: its watch must still take the job.
+TEST(pool, a_coroutine_woken_by_a_long_job_runs_on_another_worker_of_a_large_pool) {
+  expect_a_coroutine_woken_by_a_long_job_to_run_elsewhere(256);
 }
 
 TEST(pool, thread_names) {

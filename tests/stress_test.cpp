@@ -164,7 +164,7 @@ TEST(stress, nodes_that_block_beside_a_caller_in_place_with_no_spare_threads) {
   // Every blocked node's place stays empty (no spare to stand in, or one):
   // its posted child must reach the other threads, whether the node runs on
   // a worker or on the caller, while the caller computes or waits in place.
-  // An exactly-once hammer for the vacant-place count; the hangs it guards
+  // An exactly-once hammer for the count of blocked workers; the hangs it guards
   // against need the caller to compute until the blocked node is done, which
   // pool_guest_test.cpp and pool_thread_start_test.cpp set up on purpose.
   for (std::size_t spares : {0u, 1u}) {

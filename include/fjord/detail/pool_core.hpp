@@ -91,7 +91,7 @@ class pool_core {
     // a guest forking alone beside it then pays no call per fork.
     if (c.anyone_idle() &&
         !(c.one_sleeper_alone() && guest_in_place_.load(std::memory_order_relaxed) &&
-          vacant_places_.load(std::memory_order_relaxed) == 0)) [[unlikely]] {
+          blocked_workers_.load(std::memory_order_relaxed) == 0)) [[unlikely]] {
       offer_pushed_work(w, c);
     }
   }
@@ -100,15 +100,15 @@ class pool_core {
   // forked work wakes a sleeper only if another would still sleep (the
   // threads awake, size() less the sleepers, plus the guest, stay within
   // size()), and a searcher stands aside (sleeps) when none sleeps.
-  // A place with neither a thread nor a phantom (vacant_places_) is empty
-  // too, as a sleeper's is.
+  // Neither holds while a worker is blocked (blocked_workers_): what it
+  // left on its deque has no owner to pop it.
   bool guest_fills_last_place(census_count c) const noexcept {
     return guest_in_place_.load(std::memory_order_relaxed) &&
-           c.sleepers() + vacant_places_.load(std::memory_order_relaxed) < 2;
+           c.sleepers() + blocked_workers_.load(std::memory_order_relaxed) < 2;
   }
   bool guest_crowds_pool(census_count c) const noexcept {
     return guest_in_place_.load(std::memory_order_relaxed) && c.sleepers() == 0 &&
-           vacant_places_.load(std::memory_order_relaxed) == 0;
+           blocked_workers_.load(std::memory_order_relaxed) == 0;
   }
   // The guest gives its place back (a park or a blocking section) or takes
   // it again; giving it back wakes a sleeper for work left waiting.
@@ -456,9 +456,10 @@ class pool_core {
   // blocked worker needs a stand-in (returns at once otherwise); false when
   // the pool has ended meanwhile.
   bool retire(worker& w) noexcept;
-  // Under the idle mutex, after the running count, the phantoms or the size
-  // changed: publishes the surplus flag and the vacant places.
-  void update_places_locked() noexcept;
+  // Under the idle mutex, after the running set, the retired list or the
+  // threads reserved changed: publishes the surplus flag and the count of
+  // blocked workers.
+  void publish_thread_counts_locked() noexcept;
   // Under the idle mutex: w leaves the running set for a blocking section
   // (or the monitor presumes it blocked); true when a phantom sleeper now
   // stands for it (the caller then fences and looks for work, as
@@ -699,14 +700,15 @@ class pool_core {
   // its jobs on (begin_blocking). seq_cst only where a worker stands aside
   // against the guest giving its place back (sleep(), guest_gives_place()).
   std::atomic<bool> guest_in_place_{false};
-  // Places of size() with neither a running thread nor a phantom sleeper
-  // standing for one: a worker blocked (or presumed blocked) with no spare
-  // to stand in, a stand-in the system refused to start, a place grown
-  // whose thread is not counted yet. Nobody would wake for them, so while
-  // one is empty the guest does not fill the pool. Written under the idle
-  // mutex (update_places_locked), read relaxed beside guest_in_place_, with
-  // the same cost of a stale value.
-  std::atomic<std::uint32_t> vacant_places_{0};
+  // Workers out of the running set but not retired: blocked, or presumed
+  // blocked by the monitor (threads reserved, less running, less retired).
+  // Their deques have no owner to pop them, so while one is blocked the
+  // guest never counts as filling the pool, whether a stand-in took the
+  // place, none could be had, the system refused one, or a resize moved
+  // the size under it. Written under the idle mutex
+  // (publish_thread_counts_locked), read relaxed beside guest_in_place_,
+  // with the same cost of a stale value.
+  std::atomic<std::uint32_t> blocked_workers_{0};
   job_recycler recycler_;       // destroyed after the workers' threads are joined
   std::vector<shard*> shards_;  // owned by cold_
   // Queues of the high and low priority levels (normal work takes the lanes

@@ -125,8 +125,8 @@ struct alignas(false_sharing_range) worker {
   // keeps the clock, not the owner, so that a wake costs no clock read.
   job* runnext_watched = nullptr;
   std::uint64_t runnext_watched_since = 0;
-  std::uint64_t runnext_last_look = 0;  // cycle_clock; a gap restarts the watch
-  std::uint32_t runnext_scan = 0;       // where the next look for one starts
+  std::uint64_t runnext_watch_progress = 0;  // jobs run + parks: a change restarts the watch
+  std::uint32_t runnext_scan = 0;            // where the next look for one starts
   // Jobs posted to this thread alone (pool::post_to), which no other
   // worker may take. Consumed only by its owner, at the points
   // docs/scheduler.md lists ("Pinned jobs").

@@ -496,8 +496,7 @@ bool pool_core::leave_running_locked() noexcept {
   // phantoms as stand-ins could be had: a phantom that can never be
   // activated would make every push take the idle mutex.
   bool phantom = false;
-  const std::size_t stand_ins = cold_->retired.size() + (max_threads_ - cold_->reserved);
-  if (cold_->running < size() && cold_->deficit < stand_ins &&
+  if (cold_->running < size() && cold_->deficit < stand_ins_locked() &&
       !exit_.load(std::memory_order_relaxed)) {
     ++cold_->deficit;
     census_.add_sleeper();
@@ -505,6 +504,36 @@ bool pool_core::leave_running_locked() noexcept {
   }
   publish_thread_counts_locked();
   return phantom;
+}
+
+std::size_t pool_core::stand_ins_locked() const noexcept {
+  return cold_->retired.size() + (max_threads_ - cold_->reserved);
+}
+
+void pool_core::drop_unanswerable_phantoms_locked() noexcept {
+  while (cold_->deficit > stand_ins_locked()) {
+    --cold_->deficit;
+    census_.remove_sleeper();
+  }
+}
+
+std::size_t pool_core::phantom_sleepers() const {
+  std::lock_guard lock(cold_->idle_mutex);
+  return cold_->deficit;
+}
+
+std::size_t pool_core::stand_ins() const {
+  std::lock_guard lock(cold_->idle_mutex);
+  return stand_ins_locked();
+}
+
+std::vector<std::size_t> pool_core::retired_thread_indices() const {
+  std::lock_guard lock(cold_->idle_mutex);
+  std::vector<std::size_t> out;
+  for (const worker* w : cold_->retired) {
+    out.push_back(w->index);
+  }
+  return out;
 }
 
 void pool_core::rejoin_running_locked(worker& w) noexcept {
@@ -690,6 +719,8 @@ void pool_core::add_workers(std::size_t n) noexcept {
       }
       // It looks for work at once, as a woken sleeper does.
       census_.add_searcher();
+      // The thread may be one a phantom counted on.
+      drop_unanswerable_phantoms_locked();
     }
     if (woken != nullptr) {
       woken->sleeper.unpark();

@@ -125,9 +125,11 @@ bool pool_core::any_pinned_work() const noexcept {
 void pool_core::rejoin_for_pinned_work_locked(worker& w) noexcept {
   std::erase(cold_->retired, &w);
   w.retired = false;
-  // As a thread back from blocking: it may settle a phantom sleeper that
-  // counted on it as a stand-in, and it is the one to retire again.
+  // As a thread back from blocking: it may settle a phantom sleeper, and it
+  // is the one to retire again. It was one of the stand-ins the phantoms
+  // counted on: one the others can no longer have goes.
   rejoin_running_locked(w);
+  drop_unanswerable_phantoms_locked();
   wake_monitor_locked();
 }
 

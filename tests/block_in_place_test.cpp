@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fjord/async_latch.hpp"
+#include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/worker_thread.hpp"
 #include "fjord/future.hpp"
 #include "fjord/join.hpp"
@@ -99,6 +100,86 @@ TEST(block_in_place, a_worker_back_from_blocking_leaves_the_phantom_of_one_still
   release_first = true;
   p.wait_idle();
   EXPECT_TRUE(taken.load()) << "the job waited for its owner's return";
+}
+
+namespace {
+
+// Blocks worker `index` of p until `release` (bounded); returns once it blocks.
+void block_worker(fjord::pool& p, std::size_t index, const std::atomic<bool>& release,
+                  std::atomic<int>& blocked) {
+  const int before = blocked.load();
+  p.post_to(index, [&] {
+    fjord::block_in_place([&] {
+      ++blocked;
+      const auto end = std::chrono::steady_clock::now() + 30s;
+      while (!release.load() && std::chrono::steady_clock::now() < end) {
+        std::this_thread::sleep_for(1ms);
+      }
+    });
+  });
+  expect_within(
+      10s, [&] { return blocked.load() > before; }, "the worker blocked");
+}
+
+}  // namespace
+
+TEST(block_in_place, growth_leaves_no_phantom_without_a_stand_in) {
+  // Worker 0's phantom counts on the one spare; growing the pool takes it.
+  fjord::pool p(fjord::pool_options{.workers = 2, .callers_join = false, .max_spare_threads = 1});
+  const auto& core = fjord::detail::pool_access::core(p);
+  std::atomic<bool> release{false};
+  std::atomic<int> blocked{0};
+  block_worker(p, 0, release, blocked);
+  EXPECT_EQ(core.phantom_sleepers(), 1u);
+  p.resize(3);
+  EXPECT_LE(core.phantom_sleepers(), core.stand_ins());
+  release = true;
+  p.wait_idle();
+  EXPECT_EQ(core.phantom_sleepers(), 0u);
+}
+
+TEST(block_in_place, a_retired_thread_back_for_pinned_work_leaves_no_phantom_without_a_stand_in) {
+  // One spare. A stand-in runs for worker 0; once it is back, a thread
+  // retires. Two workers then block, the first with the phantom (counting
+  // on the retired thread), the second with none; a job pinned to the
+  // retired thread brings it back, so that phantom has nothing to answer it.
+  fjord::pool p(fjord::pool_options{.workers = 3, .callers_join = false, .max_spare_threads = 1});
+  const auto& core = fjord::detail::pool_access::core(p);
+  std::atomic<bool> busy{true};
+  for (std::size_t i : {1u, 2u}) {
+    p.post_to(i, [&] {
+      const auto end = std::chrono::steady_clock::now() + 30s;
+      while (busy.load() && std::chrono::steady_clock::now() < end) {
+      }
+    });
+  }
+  std::atomic<bool> release_first{false};
+  std::atomic<int> blocked{0};
+  block_worker(p, 0, release_first, blocked);
+  std::atomic<bool> ran{false};
+  p.post([&] { ran = true; });  // the phantom's stand-in starts for it
+  expect_within(
+      10s, [&] { return ran.load(); }, "a stand-in ran the job");
+  release_first = true;
+  busy = false;
+  expect_within(
+      10s, [&] { return core.retired_thread_indices().size() == 1; }, "a thread retired");
+  const std::size_t retired = core.retired_thread_indices().front();
+  std::atomic<bool> release{false};
+  for (std::size_t i = 0, n = 0; n < 2; ++i) {
+    if (i != retired) {
+      block_worker(p, i, release, blocked);
+      ++n;
+    }
+  }
+  EXPECT_EQ(core.phantom_sleepers(), 1u);
+  std::atomic<bool> pinned_ran{false};
+  p.post_to(retired, [&] { pinned_ran = true; });
+  expect_within(
+      10s, [&] { return pinned_ran.load(); }, "the pinned job ran");
+  EXPECT_LE(core.phantom_sleepers(), core.stand_ins());
+  release = true;
+  p.wait_idle();
 }
 
 TEST(block_in_place, returns_the_result_and_does_nothing_special_off_a_pool) {

@@ -407,6 +407,13 @@ class pool_core {
 
   std::int64_t live_heap_blocks() const noexcept;
 
+  // For tests: phantom sleepers in the census now, and the stand-ins that
+  // could be had for them (retired threads and threads not yet made); the
+  // first never exceeds the second. And which threads are retired.
+  std::size_t phantom_sleepers() const;
+  std::size_t stand_ins() const;
+  std::vector<std::size_t> retired_thread_indices() const;
+
   // Workers registered as thieves right now (for tests: none once the pool
   // is idle, since a worker registers only for one stalled-owner steal).
   std::uint32_t registered_thieves() const noexcept {
@@ -460,6 +467,14 @@ class pool_core {
   // threads reserved changed: publishes the surplus flag and the count of
   // blocked workers.
   void publish_thread_counts_locked() noexcept;
+  // Under the idle mutex: threads a phantom sleeper could still be answered
+  // with (retired, or not yet made).
+  std::size_t stand_ins_locked() const noexcept;
+  // Under the idle mutex, after a stand-in was taken for something else (a
+  // retired thread rejoining for pinned work, growth): phantoms never
+  // outnumber the stand-ins that could be had, or every push would take the
+  // idle mutex to activate one that cannot be.
+  void drop_unanswerable_phantoms_locked() noexcept;
   // Under the idle mutex: w leaves the running set for a blocking section
   // (or the monitor presumes it blocked); true when a phantom sleeper now
   // stands for it (the caller then fences and looks for work, as

@@ -20,6 +20,7 @@
 #include "fjord/pool.hpp"
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
+#include "support/blocked_worker.hpp"
 #include "support/eventually.hpp"
 #include "support/nested_joins.hpp"
 
@@ -543,73 +544,6 @@ TEST(callers_join, a_park_inside_a_blocking_section_leaves_the_place_given_back)
   EXPECT_TRUE(posted_job_ran);
 }
 
-// How a worker waits for a job it pushed onto its own deque, beside a caller
-// that computes in place until the worker is done (bounded).
-struct blocked_worker_setup {
-  std::size_t blocker = 1;
-  // It runs on for this long without telling fjord before it waits.
-  std::chrono::milliseconds before{0};
-  // It waits in block_in_place; if not, without telling fjord (the monitor
-  // may presume it blocked).
-  bool tells = true;
-  // Worker 0 computes meanwhile (no sleeper is left to wake), until the
-  // blocker is done or, with `meanwhile`, until that has run.
-  bool other_busy = false;
-  // Run from outside once the blocker waits.
-  std::function<void(fjord::pool&)> meanwhile;
-};
-
-// Whether the blocker's job was taken while it waited.
-bool job_of_blocked_worker_taken(fjord::pool& p, const blocked_worker_setup& s) {
-  for (std::size_t i = 0; i < p.stats().workers.size(); ++i) {
-    wait_until_parked(p, i);
-  }
-  std::atomic<bool> job_ran{false};
-  std::atomic<bool> waits{false};
-  std::atomic<bool> worker_done{false};
-  std::atomic<bool> taken_in_time{false};
-  std::atomic<bool> other_started{false};
-  std::atomic<bool> release_other{false};
-  p.call([&] {
-    std::thread driver([&] {
-      if (s.other_busy) {
-        p.post_to(0, [&] {
-          other_started = true;
-          const auto end = std::chrono::steady_clock::now() + 15s;
-          while (!release_other.load() && !worker_done.load() &&
-                 std::chrono::steady_clock::now() < end) {
-          }
-        });
-        EXPECT_TRUE(fjord_test::eventually([&] { return other_started.load(); }));
-      }
-      p.post_to(s.blocker, [&] {
-        p.post([&job_ran] { job_ran = true; });  // onto this worker's deque
-        std::this_thread::sleep_for(s.before);
-        const auto wait = [&] {
-          waits = true;
-          taken_in_time = fjord_test::eventually([&job_ran] { return job_ran.load(); });
-        };
-        if (s.tells) {
-          fjord::block_in_place(wait);
-        } else {
-          wait();
-        }
-        worker_done = true;
-      });
-      if (s.meanwhile) {
-        EXPECT_TRUE(fjord_test::eventually([&] { return waits.load(); }));
-        s.meanwhile(p);
-        release_other = true;
-      }
-    });
-    driver.join();
-    const auto end = std::chrono::steady_clock::now() + 15s;
-    while (!worker_done.load() && std::chrono::steady_clock::now() < end) {
-    }
-  });
-  return fjord_test::eventually([&] { return worker_done.load(); }) && taken_in_time.load();
-}
-
 TEST(callers_join, a_worker_that_blocks_with_no_stand_in_beside_the_caller_has_its_job_taken) {
   if (!can_join) {
     GTEST_SKIP() << "no stack switch on this architecture";
@@ -619,7 +553,7 @@ TEST(callers_join, a_worker_that_blocks_with_no_stand_in_beside_the_caller_has_i
   // caller (computing, holding its place) and the blocked worker seemed to
   // fill the pool's two places when the job was pushed.
   fjord::pool p(fjord::pool_options{.workers = 2, .max_spare_threads = 0});
-  EXPECT_TRUE(job_of_blocked_worker_taken(p, {}));
+  EXPECT_TRUE(fjord_test::job_of_blocked_worker_taken(p, {}));
 }
 
 TEST(callers_join, a_worker_presumed_blocked_with_no_stand_in_beside_the_caller_has_its_job_taken) {
@@ -632,7 +566,7 @@ TEST(callers_join, a_worker_presumed_blocked_with_no_stand_in_beside_the_caller_
   // says it blocks (a section begun by a presumed worker adds no phantom).
   fjord::pool p(
       fjord::pool_options{.workers = 2, .max_spare_threads = 0, .replace_blocked_after = 20ms});
-  EXPECT_TRUE(job_of_blocked_worker_taken(p, {.before = 300ms}));
+  EXPECT_TRUE(fjord_test::job_of_blocked_worker_taken(p, {.before = 300ms}));
 }
 
 TEST(callers_join, the_stand_in_for_a_one_worker_pools_blocked_worker_takes_its_job) {
@@ -643,7 +577,7 @@ TEST(callers_join, the_stand_in_for_a_one_worker_pools_blocked_worker_takes_its_
   // and holds the place the worker left; it must not stand aside for the
   // caller at its first look, or the job stays where nobody pops it.
   fjord::pool p(fjord::pool_options{.workers = 1});
-  EXPECT_TRUE(job_of_blocked_worker_taken(p, {.blocker = 0}));
+  EXPECT_TRUE(fjord_test::job_of_blocked_worker_taken(p, {.blocker = 0}));
 }
 
 TEST(callers_join, the_stand_in_for_a_worker_presumed_blocked_takes_its_job) {
@@ -651,7 +585,7 @@ TEST(callers_join, the_stand_in_for_a_worker_presumed_blocked_takes_its_job) {
     GTEST_SKIP() << "no stack switch on this architecture";
   }
   fjord::pool p(fjord::pool_options{.workers = 1, .replace_blocked_after = 20ms});
-  EXPECT_TRUE(job_of_blocked_worker_taken(p, {.blocker = 0, .tells = false}));
+  EXPECT_TRUE(fjord_test::job_of_blocked_worker_taken(p, {.blocker = 0, .tells = false}));
 }
 
 TEST(callers_join, the_stand_in_for_a_worker_blocked_beside_a_busy_one_takes_its_job) {
@@ -659,7 +593,7 @@ TEST(callers_join, the_stand_in_for_a_worker_blocked_beside_a_busy_one_takes_its
     GTEST_SKIP() << "no stack switch on this architecture";
   }
   fjord::pool p(fjord::pool_options{.workers = 2});
-  EXPECT_TRUE(job_of_blocked_worker_taken(p, {.other_busy = true}));
+  EXPECT_TRUE(fjord_test::job_of_blocked_worker_taken(p, {.other_busy = true}));
 }
 
 TEST(callers_join, a_pool_shrunk_while_a_worker_blocks_beside_the_caller_has_its_job_taken) {
@@ -669,7 +603,7 @@ TEST(callers_join, a_pool_shrunk_while_a_worker_blocks_beside_the_caller_has_its
   // The shrink leaves no place the blocked worker's count could live in:
   // worker 0, free once it is done, must still take the job.
   fjord::pool p(fjord::pool_options{.workers = 2, .max_spare_threads = 0});
-  EXPECT_TRUE(job_of_blocked_worker_taken(
+  EXPECT_TRUE(fjord_test::job_of_blocked_worker_taken(
       p, {.other_busy = true, .meanwhile = [](fjord::pool& pool) { pool.resize(1, 1); }}));
 }
 

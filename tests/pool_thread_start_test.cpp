@@ -17,11 +17,11 @@
 #include <stdexcept>
 #include <thread>
 
-#include "fjord/block_in_place.hpp"
 #include "fjord/detail/borrowed_stack.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/pool_options.hpp"
 #include "fjord/priority.hpp"
+#include "support/blocked_worker.hpp"
 
 namespace {
 
@@ -226,48 +226,18 @@ TEST(pool_thread_start, a_refused_stand_in_beside_a_caller_in_place_leaves_its_p
     GTEST_SKIP() << "no stack switch on this architecture: the call runs on a worker";
   }
   fjord::pool p(fjord::pool_options{.workers = 2});
-  const auto parked = [&](std::size_t i) {
-    const auto end = std::chrono::steady_clock::now() + 10s;
-    while (p.stats().workers[i].parks == 0 && std::chrono::steady_clock::now() < end) {
-      std::this_thread::sleep_for(1ms);
-    }
-    return p.stats().workers[i].parks != 0;
-  };
-  ASSERT_TRUE(parked(0));
-  ASSERT_TRUE(parked(1));
   refused = 0;
   let_go = true;  // refused at once
   monitor_starts = hold::then_refuse;
-  std::atomic<bool> first_started{false};
-  std::atomic<bool> job_ran{false};
-  std::atomic<bool> worker_done{false};
-  std::atomic<bool> taken_in_time{false};
-  std::atomic<bool> saw_refusal{false};
-  p.call([&] {
-    std::thread poster([&] {
-      // Worker 0 is busy when worker 1 blocks, so the wake-up for worker
-      // 1's job goes to its phantom, not to a sleeper.
-      p.post_to(0, [&] {
-        first_started = true;
-        saw_refusal = sleep_until_set_count(refused, 1);
-      });
-      p.post_to(1, [&] {
-        hold_here = true;  // this thread's starts are refused
-        sleep_until_set(first_started);
-        p.post([&job_ran] { job_ran = true; });  // onto this worker's deque
-        fjord::block_in_place([&] { taken_in_time = sleep_until_set(job_ran); });
-        hold_here = false;
-        worker_done = true;
-      });
-    });
-    poster.join();
-    const auto end = std::chrono::steady_clock::now() + 15s;
-    while (!worker_done.load() && std::chrono::steady_clock::now() < end) {
-    }
-  });
-  EXPECT_TRUE(sleep_until_set(worker_done));
-  EXPECT_TRUE(saw_refusal.load());
-  EXPECT_TRUE(taken_in_time.load());
+  bool saw_refusal = false;
+  // Worker 0 is busy when worker 1 blocks, so the wake-up for worker 1's
+  // job goes to its phantom, not to a sleeper; worker 0 is let go once
+  // the stand-in's start was refused.
+  EXPECT_TRUE(fjord_test::job_of_blocked_worker_taken(
+      p, {.other_busy = true,
+          .on_blocker = [] { hold_here = true; },  // this thread's starts are refused
+          .meanwhile = [&](fjord::pool&) { saw_refusal = sleep_until_set_count(refused, 1); }}));
+  EXPECT_TRUE(saw_refusal);
   monitor_starts = hold::none;
   let_go = false;
 }

@@ -493,6 +493,112 @@ TEST_P(task_group_on_finish_on_pools, a_move_only_callback) {
   g.wait();
 }
 
+// A worker's wait() runs the children still on its own deque without
+// counting them down (the group owes those count-downs until the next
+// sleep, on_finish or the destructor): the tests below use a group after
+// such a wait in every other way.
+
+TEST_P(task_group_on_pools, a_wait_on_another_thread_after_inline_waits_waits_for_new_children) {
+  fjord::pool& p = pool();
+  fjord::task_group g(p);
+  std::atomic<int> ran{0};
+  p.call([&] {
+    for (int round = 0; round < 3; ++round) {
+      for (int i = 0; i < 20; ++i) {
+        g.run([&] { ran.fetch_add(1); });
+      }
+      g.wait();
+    }
+  });
+  EXPECT_EQ(ran.load(), 60);
+  g.run([] { std::this_thread::sleep_for(200ms); });
+  EXPECT_EQ(g.wait_for(1ms), fjord::task_group_status::timeout);
+  EXPECT_EQ(g.wait_for(10s), fjord::task_group_status::complete);
+  std::atomic<bool> slow_done{false};
+  g.run([&] {
+    std::this_thread::sleep_for(20ms);
+    slow_done = true;
+  });
+  EXPECT_EQ(g.wait(), fjord::task_group_status::complete);
+  EXPECT_TRUE(slow_done.load());
+}
+
+TEST_P(task_group_on_pools, the_destructor_after_inline_waits_waits_for_new_children) {
+  fjord::pool& p = pool();
+  std::atomic<bool> slow_done{false};
+  {
+    fjord::task_group g(p);
+    p.call([&] {
+      for (int i = 0; i < 20; ++i) {
+        g.run([] {});
+      }
+      g.wait();
+    });
+    g.run([&] {
+      std::this_thread::sleep_for(20ms);
+      slow_done = true;
+    });
+  }
+  EXPECT_TRUE(slow_done.load());
+}
+
+TEST_P(task_group_on_finish_on_pools, after_inline_waits_with_nothing_pending_runs_at_once) {
+  fjord::pool& p = pool();
+  const bool ran_at_once = p.call([&] {
+    fjord::task_group g;
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 20; ++i) {
+      g.run([&] { ran.fetch_add(1); });
+    }
+    g.wait();
+    bool called = false;
+    g.on_finish([&](fjord::task_group_status, std::exception_ptr) { called = true; });
+    return called && ran.load() == 20;
+  });
+  EXPECT_TRUE(ran_at_once);
+}
+
+TEST_P(task_group_on_finish_on_pools, a_worker_waiting_under_a_finish_hold_runs_the_callback) {
+  fjord::pool& p = pool();
+  const int ran_at_callback = p.call([&] {
+    fjord::task_group g;
+    std::atomic<int> ran{0};
+    int seen = -1;
+    for (int i = 0; i < 100; ++i) {
+      g.run([&] { ran.fetch_add(1); });
+    }
+    g.on_finish([&](fjord::task_group_status, std::exception_ptr) { seen = ran.load(); });
+    EXPECT_EQ(g.wait(), fjord::task_group_status::complete);
+    return seen;  // wait() returned after the callback did
+  });
+  EXPECT_EQ(ran_at_callback, 100);
+}
+
+TEST(task_group, a_wait_runs_another_groups_child_as_that_groups) {
+  // One worker, running the call itself: g2's wait pops g1's child (g2's
+  // only child came from outside) and must count it for g1, not for itself.
+  fjord::pool p(fjord::pool_options{.workers = 1, .callers_join = false});
+  const bool ok = p.call([&] {
+    std::atomic<int> ran1{0};
+    std::atomic<int> ran2{0};
+    fjord::task_group g1;
+    g1.run([&] { ran1.fetch_add(1); });
+    fjord::task_group g2;
+    std::thread outside([&] {
+      g2.run([&] {
+        std::this_thread::sleep_for(5ms);
+        ran2.fetch_add(1);
+      });
+    });
+    outside.join();
+    g2.wait();
+    const bool g2_waited = ran2.load() == 1;
+    g1.wait();
+    return g2_waited && ran1.load() == 1;
+  });
+  EXPECT_TRUE(ok);
+}
+
 INSTANTIATE_TEST_SUITE_P(workers, task_group_on_pools, fjord_test::worker_counts,
                          fjord_test::worker_count_name);
 INSTANTIATE_TEST_SUITE_P(workers, task_group_wait_for_on_pools, fjord_test::worker_counts,

@@ -60,13 +60,28 @@ concept finish_callback =
     std::constructible_from<std::decay_t<F>, F> && std::invocable < std::decay_t<F>
 &, task_group_status, std::exception_ptr > ;
 
-template <class F>
-struct group_job final : job {
-  template <class G>
-  group_job(G&& f, task_group* g) : job(&execute), fn(std::forward<G>(f)), group(g) {}
-  static void execute(job* j) noexcept;
-  F fn;
+// A child pushed on a worker's deque. Every child shares one execute
+// function (the body is reached through a second pointer), so that the
+// group's waiter, popping jobs off its own deque, tells its own children
+// from other jobs by two compares, and runs them without the count-down
+// (task_group::wait_for_children).
+struct group_child : job {
+  // Runs the child, then destroys and frees it.
+  using body_fn = void (*)(group_child*) noexcept;
+  group_child(body_fn b, task_group* g) noexcept : job(&execute_anywhere), body(b), group(g) {}
+  // Run by a thief, or by any worker as an unrelated job: the body, then
+  // the group's count-down.
+  static void execute_anywhere(job* j) noexcept;
+  body_fn body;
   task_group* group;
+};
+
+template <class F>
+struct group_job final : group_child {
+  template <class G>
+  group_job(G&& f, task_group* g) : group_child(&run_body, g), fn(std::forward<G>(f)) {}
+  static void run_body(group_child* c) noexcept;
+  F fn;
 };
 
 // A child run from a thread that is not one of the pool's workers, built in
@@ -95,11 +110,11 @@ struct group_slot {
 /// task_group_status::canceled. Children that take a std::stop_token get the
 /// group's token to poll.
 ///
-/// Exactly one thread waits at a time. A group that was canceled stays
-/// canceled (a std::stop_source cannot be reset): later children are skipped,
-/// so start a new group for new work. The destructor waits for children that
-/// are still running; an exception that no wait() rethrew is then counted in
-/// pool_stats::suppressed_exceptions.
+/// Exactly one thread waits at a time (wait, wait_for, wait_until and
+/// on_finish all count as waiting; run() may race with any of them). A group that was canceled
+/// stays canceled (a std::stop_source cannot be reset): later children are skipped, so start a new
+/// group for new work. The destructor waits for children that are still running; an exception that
+/// no wait() rethrew is then counted in pool_stats::suppressed_exceptions.
 ///
 /// wait_for / wait_until wait at most until a deadline and then return
 /// task_group_status::timeout without canceling anything (call cancel() for
@@ -128,7 +143,8 @@ class task_group {
   task_group& operator=(const task_group&) = delete;
 
   ~task_group() {
-    if (latch_.count() != 0) {
+    if (latch_.count() != inline_done_) {
+      settle();
       pool_->wait(latch_);
     }
     if (error_ != nullptr) {
@@ -153,9 +169,10 @@ class task_group {
           "fjord::task_group::run: the group has finished (its on_finish callback ran or is "
           "running); start a new group for new work");
     }
+    detail::worker* const w = detail::current_worker_of(pool_);
     bool lane_refused = false;
     if constexpr (detail::lane_ring::fits_inline<detail::group_slot<std::decay_t<F>>>) {
-      if (level_ == priority::normal && detail::current_worker_of(pool_) == nullptr) {
+      if (level_ == priority::normal && w == nullptr) {
         if (run_in_lane(std::forward<F>(f))) {
           return;
         }
@@ -164,17 +181,25 @@ class task_group {
     }
     job_t* j = nullptr;
     try {
-      j = detail::construct_job<job_t>(pool_->allocate_job(sizeof(job_t), alignof(job_t)),
-                                       std::forward<F>(f), this);
+      void* mem = w != nullptr ? detail::job_heap::allocate(&w->heap, sizeof(job_t), alignof(job_t))
+                               : pool_->allocate_job(sizeof(job_t), alignof(job_t));
+      j = detail::construct_job<job_t>(mem, std::forward<F>(f), this);
     } catch (...) {
       child_done();
       throw;
     }
+    if (w != nullptr && level_ == priority::normal && w->deque.push(j)) [[likely]] {
+      detail::trace_point(detail::trace_kind::fork, 0, detail::trace_address(j));
+      pool_->notify_local_push(*w);
+      return;
+    }
     try {
       if (lane_refused) {
         pool_->inject_to_shard(j, j, 1);
+      } else if (level_ == priority::normal) {
+        pool_->inject(j, j, 1);  // from outside, or a worker's deque is full
       } else {
-        pool_->push_or_inject(j, level_);
+        pool_->inject_at_level(level_, j, j, 1);
       }
     } catch (...) {
       j->~job_t();
@@ -186,7 +211,7 @@ class task_group {
 
   /// Waits for every child so far; rethrows the first exception of a child.
   task_group_status wait() {
-    if (latch_.count() != 0) {
+    if (latch_.count() != inline_done_) {
       wait_for_children();
     }
     return result();
@@ -222,6 +247,8 @@ class task_group {
     }
     finisher_ =
         std::make_unique<detail::group_finisher_of<std::decay_t<F>>>(std::forward<F>(callback));
+    // The children that are to finish the group must see an exact count.
+    settle();
     // The hold's RMW publishes finisher_ to the child that will finish.
     if ((latch_.take_hold() & detail::completion_latch::max_count) == 0) {
       finish();  // nothing pending
@@ -238,6 +265,7 @@ class task_group {
   std::stop_token get_stop_token() { return stop_.get_token(); }
 
  private:
+  friend struct detail::group_child;
   template <class F>
   friend struct detail::group_job;
   template <class F>
@@ -294,36 +322,73 @@ class task_group {
 
   // On a worker of the group's pool, the children it ran are most likely
   // still on its own deque, newest on top: pop and run them inline, as join
-  // does, until the count reaches zero or the deque runs dry (a thief took
+  // does, until the count is settled or the deque runs dry (a thief took
   // the rest), and only then help and park (pool_core::help_until). Not for
   // a high or low priority group (its children were injected, so the deque
   // holds only older, unrelated jobs), nor deep in the stack, where
   // help_until blocks instead.
+  //
+  // A child of this group run here skips the count-down: the waiter notes
+  // it in inline_done_ instead, so a group whose children were not stolen
+  // costs one read-modify-write per child (run()'s count-up), not two. The
+  // latch then over-counts by inline_done_ (pending = count - inline_done_),
+  // which only the waiter reads; settle() makes the count exact before
+  // anyone sleeps on it or a finish hold needs it (on_finish settles before
+  // taking the hold, and a child run here under a hold counts down).
   void wait_for_children() {
     detail::worker* w = detail::current_worker_of(pool_);
     if (w == nullptr || level_ != priority::normal ||
         !detail::pool_core::may_run_jobs_on_this_stack(*w)) {
+      settle();
       pool_->wait(latch_);
       return;
     }
-    while (!latch_.done()) {
+    const bool held = (latch_.count() & detail::completion_latch::hold_bit) != 0;
+    do {
       detail::job* j = w->deque.pop();
       if (j == nullptr) {
+        settle();
         pool_->help_until(*w, latch_);
         return;
       }
-      // Jobs above the children (posts, woken coroutines) belong to other
-      // computations, so every job runs as help_until runs it.
       w->counters.jobs_run.bump();
       detail::trace_point(detail::trace_kind::job_begin, 0, detail::trace_address(j));
-      detail::run_unrelated_job(j);
+      if (j->execute == &detail::group_child::execute_anywhere &&
+          static_cast<detail::group_child*>(j)->group == this) {
+        auto* c = static_cast<detail::group_child*>(j);
+        c->body(c);
+        if (held) [[unlikely]] {
+          child_done();
+        } else {
+          ++inline_done_;
+        }
+      } else {
+        // Jobs above the children (posts, woken coroutines, other groups'
+        // children) belong to other computations, so they run as
+        // help_until runs them.
+        detail::run_unrelated_job(j);
+      }
       detail::trace_point(detail::trace_kind::job_end, 0, detail::trace_address(j));
+    } while (latch_.count() != inline_done_);
+  }
+
+  // Makes the latch's count exact: the count-downs of the children this
+  // group's waiters ran inline, at once. The waiter's (or, once no one
+  // waits, the destructor's and on_finish's) own bookkeeping: no hold is
+  // set while inline_done_ is non-zero, so this never finishes the group.
+  void settle() noexcept {
+    if (inline_done_ != 0) {
+      const void* address = latch_.futex_address();
+      pool_->wake_latch_waiter(address, latch_.count_down_by(std::exchange(inline_done_, 0)));
     }
   }
 
   task_group_status wait_until_steady(detail::steady_deadline deadline) {
-    if (latch_.count() != 0 && !pool_->wait_until(latch_, deadline)) {
-      return task_group_status::timeout;
+    if (latch_.count() != inline_done_) {
+      settle();
+      if (!pool_->wait_until(latch_, deadline)) {
+        return task_group_status::timeout;
+      }
     }
     return result();
   }
@@ -389,16 +454,24 @@ class task_group {
   priority level_ = priority::normal;
   std::unique_ptr<detail::group_finisher> finisher_;  ///< set by on_finish
   std::atomic<bool> finished_{false};                 ///< the callback ran
+  /// Children the waiters ran inline and have not counted down (the
+  /// waiter's alone, see wait_for_children).
+  std::uint32_t inline_done_ = 0;
 };
 
+inline void detail::group_child::execute_anywhere(job* j) noexcept {
+  auto* c = static_cast<group_child*>(j);
+  task_group* g = c->group;
+  c->body(c);
+  g->child_done();
+}
+
 template <class F>
-void detail::group_job<F>::execute(job* j) noexcept {
-  auto* self = static_cast<group_job*>(j);
-  task_group* g = self->group;
-  g->run_child(self->fn);
+void detail::group_job<F>::run_body(group_child* c) noexcept {
+  auto* self = static_cast<group_job*>(c);
+  self->group->run_child(self->fn);
   self->~group_job();
   job_heap::deallocate(self);
-  g->child_done();
 }
 
 template <class F>

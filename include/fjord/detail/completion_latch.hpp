@@ -91,6 +91,14 @@ class completion_latch {
     return count_of(old) == 1 ? waiter_of(old) : no_waiter;
   }
 
+  // n completions at once (a waiter settling the children it ran itself;
+  // see task_group). Returns the waiter to wake, as count_down() does.
+  [[nodiscard]] std::uint32_t count_down_by(std::uint32_t n) noexcept {
+    const std::uint64_t old = word_.fetch_sub(n, std::memory_order_acq_rel);
+    FJORD_ASSERT((count_of(old) & max_count) >= n, "completion_latch: counted down below zero");
+    return count_of(old) == n ? waiter_of(old) : no_waiter;
+  }
+
   bool done() const noexcept { return count_of(word_.load(std::memory_order_acquire)) == 0; }
   std::uint32_t count() const noexcept { return count_of(word_.load(std::memory_order_acquire)); }
 

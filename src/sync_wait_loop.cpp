@@ -6,12 +6,6 @@
 
 namespace fjord::detail {
 
-namespace {
-
-constinit thread_local sync_wait_loop* innermost = nullptr;
-
-}  // namespace
-
 void sync_wait_loop::post(job* j) noexcept {
   // Release: the loop's acquire exchange sees the job's contents (and the
   // suspended coroutine's state) before running it.
@@ -125,21 +119,9 @@ void sync_wait_loop::run() noexcept {
   }
 }
 
-sync_wait_loop* sync_wait_loop::current() noexcept {
-  return innermost;
-}
-
 void run_unrelated_job(job* j) noexcept {
   const sync_wait_loop::scope none(nullptr);
   run_job(j);
-}
-
-sync_wait_loop::scope::scope(sync_wait_loop* loop) noexcept : outer_(innermost) {
-  innermost = loop;
-}
-
-sync_wait_loop::scope::~scope() {
-  innermost = outer_;
 }
 
 }  // namespace fjord::detail

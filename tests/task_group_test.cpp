@@ -15,9 +15,19 @@
 #include <vector>
 
 #include "fjord/detail/submission_lane.hpp"
+#include "fjord/detail/sync_wait_loop.hpp"
 #include "fjord/join.hpp"
+#include "fjord/sync_wait.hpp"
+#include "fjord/task.hpp"
 #include "support/pool_fixture.hpp"
 #include "support/throwing_copy.hpp"
+
+namespace fjord::detail {
+struct task_group_test_access {
+  // The latch's count, including children run inline and not yet settled.
+  static std::uint32_t raw_count(const task_group& g) { return g.latch_.count(); }
+};
+}  // namespace fjord::detail
 
 namespace {
 
@@ -498,9 +508,9 @@ TEST_P(task_group_on_finish_on_pools, a_move_only_callback) {
 // sleep, on_finish or the destructor): the tests below use a group after
 // such a wait in every other way.
 
-TEST_P(task_group_on_pools, a_wait_on_another_thread_after_inline_waits_waits_for_new_children) {
-  fjord::pool& p = pool();
-  fjord::task_group g(p);
+// Three rounds of run and wait on a worker (or a caller joining the pool),
+// whose children are mostly run inline by the wait.
+void run_inline_waits(fjord::pool& p, fjord::task_group& g) {
   std::atomic<int> ran{0};
   p.call([&] {
     for (int round = 0; round < 3; ++round) {
@@ -511,6 +521,25 @@ TEST_P(task_group_on_pools, a_wait_on_another_thread_after_inline_waits_waits_fo
     }
   });
   EXPECT_EQ(ran.load(), 60);
+}
+
+TEST_P(task_group_on_pools, a_wait_from_outside_after_inline_waits_waits_for_new_children) {
+  fjord::pool& p = pool();
+  fjord::task_group g(p);
+  run_inline_waits(p, g);
+  std::atomic<bool> slow_done{false};
+  g.run([&] {
+    std::this_thread::sleep_for(20ms);
+    slow_done = true;
+  });
+  EXPECT_EQ(g.wait(), fjord::task_group_status::complete);
+  EXPECT_TRUE(slow_done.load());
+}
+
+TEST_P(task_group_on_pools, a_timed_wait_from_outside_after_inline_waits_waits_for_new_children) {
+  fjord::pool& p = pool();
+  fjord::task_group g(p);
+  run_inline_waits(p, g);
   g.run([] { std::this_thread::sleep_for(200ms); });
   EXPECT_EQ(g.wait_for(1ms), fjord::task_group_status::timeout);
   EXPECT_EQ(g.wait_for(10s), fjord::task_group_status::complete);
@@ -528,12 +557,7 @@ TEST_P(task_group_on_pools, the_destructor_after_inline_waits_waits_for_new_chil
   std::atomic<bool> slow_done{false};
   {
     fjord::task_group g(p);
-    p.call([&] {
-      for (int i = 0; i < 20; ++i) {
-        g.run([] {});
-      }
-      g.wait();
-    });
+    run_inline_waits(p, g);
     g.run([&] {
       std::this_thread::sleep_for(20ms);
       slow_done = true;
@@ -572,6 +596,50 @@ TEST_P(task_group_on_finish_on_pools, a_worker_waiting_under_a_finish_hold_runs_
     return seen;  // wait() returned after the callback did
   });
   EXPECT_EQ(ran_at_callback, 100);
+}
+
+TEST(task_group, a_group_reused_forever_keeps_its_count_bounded) {
+  // One worker running the call itself: every child runs inline in wait(),
+  // and the count owed for them must be settled now and then, or the
+  // latch would report "more than 2147483647 pending children" one day.
+  fjord::pool p(fjord::pool_options{.workers = 1, .callers_join = false});
+  const std::uint32_t count = p.call([&] {
+    fjord::task_group g;
+    for (int i = 0; i < 200'000; ++i) {
+      g.run([] {});
+      g.wait();
+    }
+    return fjord::detail::task_group_test_access::raw_count(g);
+  });
+  EXPECT_LE(count, std::uint32_t{1} << 16);
+}
+
+TEST(task_group_on_finish, called_by_a_child_run_inline_by_the_waiter) {
+  fjord::pool p(fjord::pool_options{.workers = 1, .callers_join = false});
+  const int calls = p.call([&] {
+    fjord::task_group g;
+    int n = 0;
+    g.run([&] { g.on_finish([&](fjord::task_group_status, std::exception_ptr) { ++n; }); });
+    g.run([] {});  // popped first: one inline child owed before on_finish
+    g.wait();
+    return n;
+  });
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(task_group, children_run_inline_do_not_see_a_sync_wait_on_the_thread) {
+  fjord::pool p(fjord::pool_options{.workers = 1, .callers_join = false});
+  const bool hidden = p.call([&] {
+    const void* seen = &p;
+    fjord::sync_wait([&]() -> fjord::task<void> {
+      fjord::task_group g;
+      g.run([&] { seen = fjord::detail::sync_wait_loop::current(); });
+      g.wait();
+      co_return;
+    }());
+    return seen == nullptr;
+  });
+  EXPECT_TRUE(hidden);
 }
 
 TEST(task_group, a_wait_runs_another_groups_child_as_that_groups) {

@@ -12,8 +12,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "fjord/detail/assert.hpp"
 #include "fjord/detail/chrono.hpp"
 #include "fjord/detail/completion_latch.hpp"
+#include "fjord/detail/config.hpp"
 #include "fjord/detail/deadline.hpp"
 #include "fjord/detail/group_callable.hpp"
 #include "fjord/detail/job_heap.hpp"
@@ -38,6 +40,9 @@ enum class task_group_status {
 class task_group;
 
 namespace detail {
+
+// Defined by the tests, to read a group's raw count.
+struct task_group_test_access;
 
 // The type-erased callback of task_group::on_finish.
 struct group_finisher {
@@ -266,6 +271,7 @@ class task_group {
 
  private:
   friend struct detail::group_child;
+  friend struct detail::task_group_test_access;
   template <class F>
   friend struct detail::group_job;
   template <class F>
@@ -335,7 +341,7 @@ class task_group {
   // which only the waiter reads; settle() makes the count exact before
   // anyone sleeps on it or a finish hold needs it (on_finish settles before
   // taking the hold, and a child run here under a hold counts down).
-  void wait_for_children() {
+  FJORD_ALWAYS_INLINE void wait_for_children() {
     detail::worker* w = detail::current_worker_of(pool_);
     if (w == nullptr || level_ != priority::normal ||
         !detail::pool_core::may_run_jobs_on_this_stack(*w)) {
@@ -343,7 +349,10 @@ class task_group {
       pool_->wait(latch_);
       return;
     }
-    const bool held = (latch_.count() & detail::completion_latch::hold_bit) != 0;
+    // The children run here are other computations than a sync_wait that
+    // may be running on this thread (see run_unrelated_job): hide its loop
+    // from them, once for the whole wait.
+    const detail::sync_wait_loop::scope hidden(nullptr);
     do {
       detail::job* j = w->deque.pop();
       if (j == nullptr) {
@@ -357,10 +366,12 @@ class task_group {
           static_cast<detail::group_child*>(j)->group == this) {
         auto* c = static_cast<detail::group_child*>(j);
         c->body(c);
-        if (held) [[unlikely]] {
+        // Read after the body: the child itself may have called on_finish,
+        // which settled and took the hold.
+        if ((latch_.count() & detail::completion_latch::hold_bit) != 0) [[unlikely]] {
           child_done();
-        } else {
-          ++inline_done_;
+        } else if (++inline_done_ == settle_every) [[unlikely]] {
+          settle();  // a group reused forever must not overflow its count
         }
       } else {
         // Jobs above the children (posts, woken coroutines, other groups'
@@ -375,9 +386,12 @@ class task_group {
   // Makes the latch's count exact: the count-downs of the children this
   // group's waiters ran inline, at once. The waiter's (or, once no one
   // waits, the destructor's and on_finish's) own bookkeeping: no hold is
-  // set while inline_done_ is non-zero, so this never finishes the group.
+  // set while inline_done_ is non-zero (on_finish settles before taking
+  // it, and counts as waiting), so this never finishes the group.
   void settle() noexcept {
     if (inline_done_ != 0) {
+      FJORD_ASSERT((latch_.count() & detail::completion_latch::hold_bit) == 0,
+                   "task_group: on_finish was called on one thread while another waited");
       const void* address = latch_.futex_address();
       pool_->wake_latch_waiter(address, latch_.count_down_by(std::exchange(inline_done_, 0)));
     }
@@ -455,8 +469,10 @@ class task_group {
   std::unique_ptr<detail::group_finisher> finisher_;  ///< set by on_finish
   std::atomic<bool> finished_{false};                 ///< the callback ran
   /// Children the waiters ran inline and have not counted down (the
-  /// waiter's alone, see wait_for_children).
+  /// waiter's alone, see wait_for_children), settled at the latest when
+  /// they reach settle_every.
   std::uint32_t inline_done_ = 0;
+  static constexpr std::uint32_t settle_every = std::uint32_t{1} << 16;
 };
 
 inline void detail::group_child::execute_anywhere(job* j) noexcept {

@@ -8,6 +8,15 @@
 
 namespace fjord::detail {
 
+class sync_wait_loop;
+
+// The innermost sync_wait loop running on this thread (or none). Inline and
+// initial-exec, as current_worker: a task_group wait hides it once per
+// wait, so reading and writing it must cost one fs-relative access.
+__attribute__((tls_model(
+    "initial-exec"))) inline constinit thread_local sync_wait_loop* innermost_sync_wait_loop =
+    nullptr;
+
 // What a thread blocked in sync_wait waits on: the end of its task, and the
 // coroutines of that task that suspended while running on this thread (a
 // sleep, an async primitive) and are woken again. They come back here, to
@@ -55,11 +64,13 @@ class sync_wait_loop {
   void run() noexcept;
 
   // The innermost loop running on this thread (nested sync_waits nest).
-  static sync_wait_loop* current() noexcept;
+  static sync_wait_loop* current() noexcept { return innermost_sync_wait_loop; }
   class scope {  // makes a loop (or none) current for a while
    public:
-    explicit scope(sync_wait_loop* loop) noexcept;
-    ~scope();
+    explicit scope(sync_wait_loop* loop) noexcept : outer_(innermost_sync_wait_loop) {
+      innermost_sync_wait_loop = loop;
+    }
+    ~scope() { innermost_sync_wait_loop = outer_; }
     scope(const scope&) = delete;
     scope& operator=(const scope&) = delete;
 

@@ -523,17 +523,27 @@ void run_inline_waits(fjord::pool& p, fjord::task_group& g) {
   EXPECT_EQ(ran.load(), 60);
 }
 
+// A child that sets `done` 20 ms from now.
+void run_slow_child(fjord::task_group& g, std::atomic<bool>& done) {
+  g.run([&done] {
+    std::this_thread::sleep_for(20ms);
+    done = true;
+  });
+}
+
+// wait() returns only once a slow child has finished.
+void expect_wait_to_wait_for_a_slow_child(fjord::task_group& g) {
+  std::atomic<bool> done{false};
+  run_slow_child(g, done);
+  EXPECT_EQ(g.wait(), fjord::task_group_status::complete);
+  EXPECT_TRUE(done.load());
+}
+
 TEST_P(task_group_on_pools, a_wait_from_outside_after_inline_waits_waits_for_new_children) {
   fjord::pool& p = pool();
   fjord::task_group g(p);
   run_inline_waits(p, g);
-  std::atomic<bool> slow_done{false};
-  g.run([&] {
-    std::this_thread::sleep_for(20ms);
-    slow_done = true;
-  });
-  EXPECT_EQ(g.wait(), fjord::task_group_status::complete);
-  EXPECT_TRUE(slow_done.load());
+  expect_wait_to_wait_for_a_slow_child(g);
 }
 
 TEST_P(task_group_on_pools, a_timed_wait_from_outside_after_inline_waits_waits_for_new_children) {
@@ -543,13 +553,7 @@ TEST_P(task_group_on_pools, a_timed_wait_from_outside_after_inline_waits_waits_f
   g.run([] { std::this_thread::sleep_for(200ms); });
   EXPECT_EQ(g.wait_for(1ms), fjord::task_group_status::timeout);
   EXPECT_EQ(g.wait_for(10s), fjord::task_group_status::complete);
-  std::atomic<bool> slow_done{false};
-  g.run([&] {
-    std::this_thread::sleep_for(20ms);
-    slow_done = true;
-  });
-  EXPECT_EQ(g.wait(), fjord::task_group_status::complete);
-  EXPECT_TRUE(slow_done.load());
+  expect_wait_to_wait_for_a_slow_child(g);
 }
 
 TEST_P(task_group_on_pools, the_destructor_after_inline_waits_waits_for_new_children) {
@@ -558,10 +562,7 @@ TEST_P(task_group_on_pools, the_destructor_after_inline_waits_waits_for_new_chil
   {
     fjord::task_group g(p);
     run_inline_waits(p, g);
-    g.run([&] {
-      std::this_thread::sleep_for(20ms);
-      slow_done = true;
-    });
+    run_slow_child(g, slow_done);
   }
   EXPECT_TRUE(slow_done.load());
 }

@@ -186,25 +186,17 @@ class task_group {
     }
     job_t* j = nullptr;
     try {
-      void* mem = w != nullptr ? detail::job_heap::allocate(&w->heap, sizeof(job_t), alignof(job_t))
-                               : pool_->allocate_job(sizeof(job_t), alignof(job_t));
-      j = detail::construct_job<job_t>(mem, std::forward<F>(f), this);
+      j = detail::construct_job<job_t>(pool_->allocate_job(w, sizeof(job_t), alignof(job_t)),
+                                       std::forward<F>(f), this);
     } catch (...) {
       child_done();
       throw;
     }
-    if (w != nullptr && level_ == priority::normal && w->deque.push(j)) [[likely]] {
-      detail::trace_point(detail::trace_kind::fork, 0, detail::trace_address(j));
-      pool_->notify_local_push(*w);
-      return;
-    }
     try {
       if (lane_refused) {
         pool_->inject_to_shard(j, j, 1);
-      } else if (level_ == priority::normal) {
-        pool_->inject(j, j, 1);  // from outside, or a worker's deque is full
       } else {
-        pool_->inject_at_level(level_, j, j, 1);
+        pool_->push_or_inject(w, j, level_);
       }
     } catch (...) {
       j->~job_t();

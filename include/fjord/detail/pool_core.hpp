@@ -117,8 +117,9 @@ class pool_core {
 
   // Puts a job where it runs soonest: the calling worker's own deque (no
   // fence), else the injection path. Throws like inject().
-  void push_or_inject(job* j) {
-    worker* w = current_worker_of(this);
+  void push_or_inject(job* j) { push_or_inject(current_worker_of(this), j); }
+  // The same for a caller that looked up w = current_worker_of(this) already.
+  void push_or_inject(worker* w, job* j) {
     if (w != nullptr && w->deque.push(j)) {
       trace_point(trace_kind::fork, 0, trace_address(j));
       notify_local_push(*w);
@@ -129,9 +130,10 @@ class pool_core {
 
   // At priority p: normal is push_or_inject(j); high and low go to that level's
   // queue, from any thread (docs/scheduler.md, "Priorities").
-  void push_or_inject(job* j, priority p) {
+  void push_or_inject(job* j, priority p) { push_or_inject(current_worker_of(this), j, p); }
+  void push_or_inject(worker* w, job* j, priority p) {
     if (p == priority::normal) {
-      push_or_inject(j);
+      push_or_inject(w, j);
     } else {
       inject_at_level(p, j, j, 1);
     }
@@ -399,7 +401,11 @@ class pool_core {
   // Memory for a job that runs on this pool and frees itself when done: the
   // calling worker's heap, or the pool's recycler for any other thread.
   void* allocate_job(std::size_t size, std::size_t align) {
-    if (worker* w = current_worker_of(this)) {
+    return allocate_job(current_worker_of(this), size, align);
+  }
+  // The same for a caller that looked up w = current_worker_of(this) already.
+  void* allocate_job(worker* w, std::size_t size, std::size_t align) {
+    if (w != nullptr) {
       return job_heap::allocate(&w->heap, size, align);
     }
     return recycler_.allocate(size, align);

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "fjord/detail/channel_waiter.hpp"
+#include "fjord/detail/frame_allocator.hpp"
 
 namespace fjord::detail {
 
@@ -27,6 +28,61 @@ void unlock_channels(channel_base** channels, std::size_t n) noexcept {
       previous = channels[i];
     }
   }
+}
+
+namespace {
+
+// Claims up to closing_walk::chunk plain waits from w on into `woken`;
+// returns the first not reached.
+channel_waiter* claim_chunk(channel_waiter* w, wake_list& woken) noexcept {
+  std::size_t selects = 0;
+  w = channel_waiter_queue::claim_closed(
+      w, closing_walk::chunk, [&woken](channel_waiter& claimed) { woken.add(&claimed); }, selects);
+  FJORD_ASSERT(selects == 0, "closing_walk: a select's waiter in the walk");
+  return w;
+}
+
+}  // namespace
+
+void closing_walk::start(channel_waiter* first) noexcept {
+  if (pool_core* home = first->parker->home_pool(); home != nullptr) {
+    try {
+      void* memory = frame_allocator::allocate(sizeof(closing_walk));
+      (::new (memory) closing_walk(first, home))->hand_on();
+      return;
+    } catch (...) {
+      // No memory for the walk: walk here.
+    }
+  }
+  while (first != nullptr) {
+    wake_list woken;
+    first = claim_chunk(first, woken);
+  }
+}
+
+void closing_walk::execute(job* j) noexcept {
+  auto* self = static_cast<closing_walk*>(j);
+  wake_list woken;  // declared first: wakes once the rest is handed on
+  channel_waiter* const rest = claim_chunk(self->rest_, woken);
+  if (rest == nullptr) {
+    self->~closing_walk();
+    frame_allocator::deallocate(self, sizeof(closing_walk));
+    return;
+  }
+  self->rest_ = rest;
+  self->hand_on();
+}
+
+// Onto this worker's deque when on a worker of home (shared with idle
+// workers, see notify_local_push), else onto home's injection queue, as a
+// coroutine woken from outside goes (also while home shuts down, which
+// waits for the waiters the walk holds).
+void closing_walk::hand_on() noexcept {
+  if (worker* w = current_worker_of(home_); w != nullptr && w->deque.push(this)) {
+    home_->notify_local_push(*w);
+    return;
+  }
+  home_->resume_waiting_chain(this, this, 1);
 }
 
 namespace {

@@ -7,12 +7,14 @@
 #include <cstddef>
 #include <iterator>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "fjord/go.hpp"
 #include "fjord/pool.hpp"
 #include "fjord/spawn.hpp"
 #include "fjord/sync_wait.hpp"
@@ -262,8 +264,9 @@ TEST(channel, a_close_whose_waiter_drops_the_last_handle_at_once_is_safe) {
   }
 }
 
-// More plain waiters than close() claims per hold of its lock (256): the
-// first chunks are woken, and run, while it claims the next ones.
+// More plain waiters than close() claims itself (256 per queue): the rest
+// are completed by a walk on the workers, which may run them while close()
+// is still returning.
 constexpr int waiters_past_one_chain = 20000;
 
 // Runs waiters_past_one_chain coroutines made by make(i), each of which
@@ -313,9 +316,9 @@ TEST(channel, coroutines_woken_during_a_long_close_may_use_the_channel_at_once) 
 
 TEST(channel, a_long_close_whose_first_woken_waiter_frees_the_last_handle_is_safe) {
   // The closer reaches the channel through a handle the first woken waiter
-  // deletes (the only handle: the waiters hold none), while close() is
-  // still walking the others. ASan sees a use after free if close() does not
-  // keep the channel alive until it returns.
+  // deletes (the only handle: the waiters hold none), while close() may
+  // still be running. ASan sees a use after free if close() touches the
+  // channel once it has woken anyone, or the walk touches it at all.
   fjord::pool p(fjord::pool_options{.workers = 2});
   for (int round = 0; round < 5; ++round) {
     auto* only = new fjord::channel<int>(0);
@@ -337,10 +340,11 @@ TEST(channel, a_long_close_whose_first_woken_waiter_frees_the_last_handle_is_saf
 }
 
 TEST(channel, senders_still_queued_during_a_long_close_give_no_value_to_a_receive) {
-  // Senders blocked on a rendezvous channel, more than one chunk of them:
-  // each one close() has failed tries a receive at once, while later
-  // senders may still be queued. Their values belong to close(), which
-  // fails them too, so every receive reports closed and every send throws.
+  // Senders blocked on a rendezvous channel, more than close() claims
+  // itself: each one that close() or its walk has failed tries a receive at
+  // once, while later senders may not have been reached yet. Their values
+  // belong to close(), which fails them too, so every receive reports
+  // closed and every send throws.
   fjord::pool p(fjord::pool_options{.workers = 2});
   fjord::channel<int> ch(0);
   std::atomic<int> waiting{0};
@@ -362,6 +366,99 @@ TEST(channel, senders_still_queued_during_a_long_close_give_no_value_to_a_receiv
   close_from_outside_while_all_wait(sender, waiting, [&] { return ch.close(); });
   EXPECT_EQ(failed.load(), waiters_past_one_chain);
   EXPECT_EQ(received.load(), 0);
+}
+
+// The receiver queued last on ch (nullptr: none).
+const fjord::detail::channel_waiter* last_receiver(const fjord::channel<int>& ch) {
+  auto* state = fjord::detail::channel_access::state(ch);
+  std::lock_guard guard(*state);
+  return state->receivers.back();
+}
+
+// Runs start(), which begins one receive on ch, and returns once it has
+// queued: the queue's order is then the order of these calls.
+template <class Start>
+void queue_one_receiver(const fjord::channel<int>& ch, Start start) {
+  const fjord::detail::channel_waiter* before = last_receiver(ch);
+  start();
+  while (last_receiver(ch) == before) {
+    std::this_thread::yield();
+  }
+}
+
+TEST(channel, a_long_close_ends_the_waits_of_other_pools_and_threads_past_its_first_chunk) {
+  // Past the waiters close() claims itself, the queue holds receives of
+  // two pools and of threads, in a known order. The walk runs on the pool
+  // of the first of them, or, when that is a thread's, on the closing
+  // thread; either way it wakes every kind where it belongs.
+  constexpr int own_chunk = static_cast<int>(fjord::detail::channel_state<int>::close_chunk);
+  for (const bool thread_first : {true, false}) {
+    fjord::pool a(fjord::pool_options{.workers = 1});
+    fjord::pool b(fjord::pool_options{.workers = 1});
+    fjord::channel<int> ch(0);
+    std::atomic<int> ended{0};
+    auto receive = [&ended](fjord::channel<int> c) -> fjord::task<void> {
+      if (!co_await c.receive()) {
+        ended.fetch_add(1);
+      }
+    };
+    std::vector<std::thread> threads;
+    auto on_thread = [&] {
+      threads.emplace_back([&ended, ch] {
+        if (!ch.blocking_receive()) {
+          ended.fetch_add(1);
+        }
+      });
+    };
+    for (int i = 0; i < own_chunk; ++i) {
+      queue_one_receiver(ch, [&] { fjord::go(a, receive, ch); });
+    }
+    // Past the chunk: a thread or a coroutine of b first, then a mix.
+    const std::string kinds = thread_first ? "tbabtabba" : "btabtbaab";
+    for (const char kind : kinds) {
+      queue_one_receiver(ch, [&] {
+        if (kind == 't') {
+          on_thread();
+        } else {
+          fjord::go(kind == 'a' ? a : b, receive, ch);
+        }
+      });
+    }
+    EXPECT_TRUE(ch.close());
+    for (std::thread& t : threads) {
+      t.join();
+    }
+    const int all = own_chunk + static_cast<int>(kinds.size());
+    while (ended.load() != all) {
+      std::this_thread::yield();
+    }
+    EXPECT_FALSE(ch.close());
+  }
+}
+
+TEST(channel, a_pool_destroyed_right_after_a_long_close_runs_every_woken_process_first) {
+  // The walk holds waits of the pool's coroutines, which keep the pool
+  // from ending: its destructor returns only after every process ran on.
+  constexpr int processes = 5000;
+  for (int round = 0; round < 3; ++round) {
+    std::atomic<int> ended{0};
+    {
+      fjord::pool p(fjord::pool_options{.workers = 2});
+      fjord::channel<int> gate(0);
+      auto process = [&ended](fjord::channel<int> g) -> fjord::task<void> {
+        (void)co_await g.receive();
+        ended.fetch_add(1);
+      };
+      for (int i = 0; i < processes; ++i) {
+        fjord::go(p, process, gate);
+      }
+      while (fjord::detail::pool_access::core(p).waiting_coroutines() != processes) {
+        std::this_thread::yield();
+      }
+      EXPECT_TRUE(gate.close());
+    }
+    EXPECT_EQ(ended.load(), processes);
+  }
 }
 
 TEST(channel, a_rendezvous_send_waits_for_its_receiver) {

@@ -23,8 +23,8 @@ namespace fjord::detail {
 // a waiting sender to a waiting receiver (never through the buffer), which
 // keeps FIFO order and makes capacity 0 a true rendezvous. Invariants, under
 // the lock: receivers wait only while the buffer is empty; senders wait only
-// while it is full (always, at capacity 0); once close() has returned, no
-// sender waits (between two of its chunks, the senders left are its own).
+// while it is full (always, at capacity 0); once closed, nobody waits in
+// the queues (close() takes every waiter out under the lock that sets it).
 //
 // A bounded channel whose buffer is small enough to allocate up front
 // (ring_bytes) keeps it in a lock-free ring instead: sends and receives that
@@ -39,8 +39,8 @@ struct channel_state : channel_base {
   // 400 bytes) and two more allocations would cost it more than they save.
   static constexpr std::size_t ring_bytes = std::size_t{64} * 1024;
   static constexpr std::size_t ring_min_capacity = 16;
-  // Plain waits close() claims per queue and hold of the lock (one resume
-  // chain's worth).
+  // Plain waits close() claims itself per queue (one resume chain's worth);
+  // a closing_walk completes the rest.
   static constexpr std::size_t close_chunk = 256;
 
   explicit channel_state(std::size_t limit) : capacity(limit) {
@@ -86,11 +86,9 @@ struct channel_state : channel_base {
   // Under the lock. Receives into `out` now if it can: from the buffer (then
   // the first waiting sender, if any, moves its value into the room made),
   // else straight from a waiting sender (capacity 0). Never throws.
-  // Once closed, the senders still queued (a close() between two chunks)
-  // are close()'s: their values are never taken.
   channel_status try_receive_locked(std::optional<T>& out, channel_waiter*& to_wake) noexcept {
     if (ring_ != nullptr ? ring_->locked_pop(out) : take_buffered(out)) {
-      if (channel_waiter* w = closed ? nullptr : senders.claim_first()) {
+      if (channel_waiter* w = senders.claim_first()) {
         T& v = *static_cast<T*>(w->slot);
         if (ring_ != nullptr) {
           const bool pushed = ring_->locked_push(v);  // the room just made
@@ -103,7 +101,7 @@ struct channel_state : channel_base {
       }
       return channel_status::ok;
     }
-    if (channel_waiter* w = closed ? nullptr : senders.claim_first()) {
+    if (channel_waiter* w = senders.claim_first()) {
       out.emplace(std::move(*static_cast<T*>(w->slot)));
       to_wake = w;
       return channel_status::ok;
@@ -113,46 +111,49 @@ struct channel_state : channel_base {
 
   // close(): false if it was closed already. Every waiter completes: the
   // receivers with nothing (the buffer is empty while they wait), the
-  // senders with channel_status::closed. Waiters are claimed under the lock
-  // and woken after it is released (the coroutines of a pool in chains, see
-  // wake_list), close_chunk per queue at a time: the workers start on the
-  // first chunk while the closer claims the next, each chunk is still in
-  // cache when it is woken, and a woken coroutine that comes back to the
-  // channel waits for the lock one chunk at most (unless a select waits
-  // here, see below), not for a pass over ten million waiters. Between
-  // chunks the channel is closed with plain waits still queued, which
-  // nothing but this channel can complete: every operation checks `closed`
-  // before it would queue, hand a receiver a value or take a sender's. A
-  // select's waiter could also be won through its other cases, its timer
-  // or its stop token, and nothing may win such a select once this channel
-  // is seen closed (Go's closechan completes every waiter at once): a queue
-  // with a select in it (even one already won elsewhere and not yet taken
-  // out) is claimed whole in the first hold, however long. A waiter woken
-  // before the last chunk may drop every other handle, so close() holds a
-  // reference of its own.
+  // senders with channel_status::closed. Under the lock it claims the first
+  // close_chunk waiters of each queue, woken once the lock is released (the
+  // coroutines of a pool in chains, see wake_list), and takes the rest out
+  // of the queues at once: those are plain waits (see below), which nothing
+  // but this close() can complete, so a closing_walk completes them off the
+  // lock, on the workers of their pool (the closing thread pays nothing for
+  // ten million waiters, and a woken coroutine that comes back to the
+  // channel finds it closed and free). A select's waiter could also be won
+  // through its other cases, its timer or its stop token, and nothing may
+  // win such a select once this channel is seen closed (Go's closechan
+  // completes every waiter at once): a queue with a select in it (even one
+  // already won elsewhere and not yet taken out) is claimed whole under the
+  // lock, however long. Nothing here touches the channel once the lock is
+  // released: a woken waiter may drop every other handle.
   bool close() noexcept {
-    retain();
-    bool closed_here = false;
-    for (bool more = true; more;) {
+    channel_waiter* rest = nullptr;
+    {
       wake_list woken;  // declared first: wakes after the lock is released
       const auto wake_later = [&woken](channel_waiter& w) { woken.add(&w); };
       std::lock_guard guard(*this);
-      if (!closed_here) {
-        if (closed) {
-          break;
-        }
-        closed = closed_here = true;
+      if (closed) {
+        return false;
       }
-      more = false;
+      closed = true;
       // Receivers first, as Go's closechan: a select that both sends and
       // receives here completes by its receive (closed), not by a failed send.
+      bool more = false;
       for (channel_waiter_queue* q : {&receivers, &senders}) {
         const std::size_t limit = q->has_selects() ? SIZE_MAX : close_chunk;
         more = q->claim_closing(wake_later, limit) || more;
       }
+      if (more) {  // plain waits only (a queue with a select is empty now)
+        channel_waiter* last_receiver = nullptr;
+        channel_waiter* last_sender = nullptr;
+        rest = receivers.take_all(last_receiver);
+        channel_waiter* const senders_left = senders.take_all(last_sender);
+        (rest == nullptr ? rest : last_receiver->next) = senders_left;
+      }
     }
-    release(this);
-    return closed_here;
+    if (rest != nullptr) {
+      closing_walk::start(rest);  // touches no channel: this one may be gone
+    }
+    return true;
   }
 
   // The first half of a send that may wait: try it, and if it cannot be

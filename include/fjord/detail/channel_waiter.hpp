@@ -126,6 +126,13 @@ class channel_parker {
     return true;
   }
 
+  // The pool a plain coroutine wait resumes on; nullptr for a thread, a
+  // select, or a coroutine of no pool. Read by the claimer, or by close()
+  // under the channel's lock.
+  pool_core* home_pool() const noexcept {
+    return on_thread_ || !single_ ? nullptr : coroutine_.home;
+  }
+
   // A thread: blocks until wake().
   void park() noexcept {
     trace_point(trace_kind::channel_block, 1, trace_address(this));
@@ -207,6 +214,8 @@ class channel_waiter_queue {
   // Whether a select waits here: its waiter may be claimed by another of
   // its cases, its timer or its stop callback, not only through this queue.
   bool has_selects() const noexcept { return selects_ != 0; }
+  // The waiter queued last (nullptr: none), to tell when a wait has queued.
+  const channel_waiter* back() const noexcept { return tail_; }
 
   void push_back(channel_waiter& w) noexcept {
     selects_ += w.of_select ? 1 : 0;
@@ -244,29 +253,49 @@ class channel_waiter_queue {
     return nullptr;
   }
 
-  // close(): takes up to `limit` waiters out, in queue order; the ones this
-  // call claims are marked closed and passed to on_claimed (which may take
-  // over their `next` link: it is read before). The waiters of selects won
-  // elsewhere are only marked out of the queue, for their owners. True if
-  // waiters are left. Each waiter is touched here once: a close() that ends
-  // ten million waits pays one cache miss for each here, and finds it in
-  // cache when it wakes it.
+  // close(): takes up to `limit` waiters out, in queue order (see
+  // claim_closed()). True if waiters are left.
   template <class F>
   bool claim_closing(F on_claimed, std::size_t limit) noexcept {
-    channel_waiter* w = head_;
+    channel_waiter* const w = claim_closed(head_, limit, on_claimed, selects_);
+    head_ = w;
+    (w == nullptr ? tail_ : w->prev) = nullptr;
+    return w != nullptr;
+  }
+
+  // close(), once no select waits here: takes every waiter out at once,
+  // still linked through `next`, for claim_closed() to complete off the
+  // lock. Returns the first (nullptr if none) and sets `last`.
+  channel_waiter* take_all(channel_waiter*& last) noexcept {
+    FJORD_ASSERT(selects_ == 0, "channel_waiter_queue: take_all with a select waiting");
+    channel_waiter* const first = head_;
+    last = tail_;
+    head_ = tail_ = nullptr;
+    return first;
+  }
+
+  // The waiters from w on, up to `limit` of them, taken out of their queue
+  // by close(): the ones this call claims are marked closed and passed to
+  // on_claimed (which may take over their `next` link: it is read before).
+  // The waiters of selects won elsewhere are only marked out of the queue,
+  // for their owners; `selects` drops by the selects passed. Returns the
+  // first waiter not reached. Each waiter is touched here once: a close()
+  // that ends ten million waits pays one cache miss for each here, and
+  // finds it in cache when it wakes it.
+  template <class F>
+  static channel_waiter* claim_closed(channel_waiter* w, std::size_t limit, F on_claimed,
+                                      std::size_t& selects) noexcept {
     for (; w != nullptr && limit != 0; --limit) {
       channel_waiter* const next = w->next;
       w->queued = false;
-      selects_ -= w->of_select ? 1 : 0;
+      selects -= w->of_select ? 1 : 0;
       if (w->parker->claim(w->index)) {
         w->closed = true;
         on_claimed(*w);
       }
       w = next;
     }
-    head_ = w;
-    (w == nullptr ? tail_ : w->prev) = nullptr;
-    return w != nullptr;
+    return w;
   }
 
  private:
@@ -319,6 +348,40 @@ class wake_list {
  private:
   channel_waiter* head_ = nullptr;
   channel_waiter* tail_ = nullptr;
+};
+
+// The plain waits a close() took out of its channel beyond its first chunk
+// (close_chunk), completed off the channel's lock, by the workers of the
+// first one's pool: the walk, a job, claims a chunk, puts itself back on
+// the worker's deque to go on from there (an idle worker steals it, the
+// oldest job there, and claims the next chunk meanwhile), and then wakes
+// its chunk, whose waiters (in their frames) it has just brought into this
+// worker's cache. So ten million waits cost the closing thread nothing,
+// the workers share the walk, and each frame is fetched once, by the
+// worker that resumes it. Waits of other pools or of threads met on the
+// way are woken as wake_list wakes them. The walk is safe off the lock
+// because nothing but this close() can complete a plain wait, and touches
+// no channel: what it needs is in the waiters. The pool cannot end before
+// the walk is done: every waiter it holds is a coroutine still counted as
+// waiting there (pool_core::note_waiting()).
+class closing_walk : job {
+ public:
+  static constexpr std::size_t chunk = 64;
+
+  // From any thread. `first`: plain waits linked through next, out of
+  // their queue. Without a pool to walk on (the first is a thread's wait),
+  // or without memory for the walk, the calling thread walks.
+  static void start(channel_waiter* first) noexcept;
+
+ private:
+  closing_walk(channel_waiter* rest, pool_core* home) noexcept
+      : job(&execute), rest_(rest), home_(home) {}
+
+  static void execute(job* j) noexcept;
+  void hand_on() noexcept;
+
+  channel_waiter* rest_;
+  pool_core* home_;
 };
 
 // What every channel<T> has whatever T is: its lock, its waiters, whether it

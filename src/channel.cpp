@@ -45,7 +45,13 @@ channel_waiter* claim_chunk(channel_waiter* w, wake_list& woken) noexcept {
 }  // namespace
 
 void closing_walk::start(channel_waiter* first) noexcept {
-  if (pool_core* home = first->parker->home_pool(); home != nullptr) {
+  // Handed to the pool only where it surely gets to the walk soon: not from
+  // one of its own threads (whose job may go on to wait for a waiter further
+  // on, with the walk stuck behind it on its own deque), and not while it is
+  // paused or shutting down.
+  pool_core* const home = first->parker->home_pool();
+  if (home != nullptr && current_worker_of(home) == nullptr && !home->is_paused() &&
+      !home->is_shut_down()) {
     try {
       void* memory = frame_allocator::allocate(sizeof(closing_walk));
       (::new (memory) closing_walk(first, home))->hand_on();
@@ -75,14 +81,16 @@ void closing_walk::execute(job* j) noexcept {
 
 // Onto this worker's deque when on a worker of home (shared with idle
 // workers, see notify_local_push), else onto home's injection queue, as a
-// coroutine woken from outside goes (also while home shuts down, which
-// waits for the waiters the walk holds).
+// coroutine woken from outside goes. Either way it is work home can see,
+// which keeps home from ending until the walk has run.
 void closing_walk::hand_on() noexcept {
-  if (worker* w = current_worker_of(home_); w != nullptr && w->deque.push(this)) {
-    home_->notify_local_push(*w);
+  // Once pushed, the walk may be taken, finished and freed at once.
+  pool_core* const home = home_;
+  if (worker* w = current_worker_of(home); w != nullptr && w->deque.push(this)) {
+    home->notify_local_push(*w);
     return;
   }
-  home_->resume_waiting_chain(this, this, 1);
+  home->resume_waiting_chain(this, this, 1);
 }
 
 namespace {

@@ -413,8 +413,12 @@ TEST(channel, a_long_close_ends_the_waits_of_other_pools_and_threads_past_its_fi
     for (int i = 0; i < own_chunk; ++i) {
       queue_one_receiver(ch, [&] { fjord::go(a, receive, ch); });
     }
-    // Past the chunk: a thread or a coroutine of b first, then a mix.
-    const std::string kinds = thread_first ? "tbabtabba" : "btabtbaab";
+    // Past the chunk: a thread or a coroutine of b first, then a mix long
+    // enough for the walk to be handed on several times.
+    std::string kinds = thread_first ? "t" : "b";
+    for (int i = 0; i < 100; ++i) {
+      kinds += i % 40 == 20 ? "tab" : "ab";
+    }
     for (const char kind : kinds) {
       queue_one_receiver(ch, [&] {
         if (kind == 't') {
@@ -434,6 +438,71 @@ TEST(channel, a_long_close_ends_the_waits_of_other_pools_and_threads_past_its_fi
     }
     EXPECT_FALSE(ch.close());
   }
+}
+
+// Queues close_chunk coroutines of `home` and then one more on ch, then a
+// thread's receive; returns that thread, which sets thread_woken when its
+// receive ends.
+std::thread queue_past_the_first_chunk_then_a_thread(fjord::pool& home, fjord::channel<int>& ch,
+                                                     std::atomic<int>& ended,
+                                                     std::atomic<bool>& thread_woken) {
+  auto receive = [&ended](fjord::channel<int> c) -> fjord::task<void> {
+    if (!co_await c.receive()) {
+      ended.fetch_add(1);
+    }
+  };
+  for (std::size_t i = 0; i <= fjord::detail::channel_state<int>::close_chunk; ++i) {
+    queue_one_receiver(ch, [&] { fjord::go(home, receive, ch); });
+  }
+  std::thread t;
+  queue_one_receiver(ch, [&] {
+    t = std::thread([&thread_woken, ch] {
+      EXPECT_FALSE(ch.blocking_receive().has_value());
+      thread_woken.store(true);
+    });
+  });
+  return t;
+}
+
+TEST(channel, a_long_close_from_a_worker_of_the_waiters_pool_wakes_a_thread_behind_them_itself) {
+  // The pool's one worker closes and then waits for the thread queued
+  // behind the pool's coroutines: had close() left that thread to a walk
+  // on this worker's deque, the walk would sit behind the waiting job.
+  fjord::pool a(fjord::pool_options{.workers = 1});
+  fjord::channel<int> ch(0);
+  std::atomic<int> ended{0};
+  std::atomic<bool> thread_woken{false};
+  std::thread t = queue_past_the_first_chunk_then_a_thread(a, ch, ended, thread_woken);
+  std::atomic<bool> saw_thread{false};
+  a.post([&] {
+    EXPECT_TRUE(ch.close());
+    const auto give_up = std::chrono::steady_clock::now() + 10s;
+    while (!thread_woken.load() && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+    saw_thread.store(thread_woken.load());
+  });
+  t.join();
+  a.wait_idle();
+  EXPECT_TRUE(saw_thread.load());
+  EXPECT_EQ(ended.load(), static_cast<int>(fjord::detail::channel_state<int>::close_chunk) + 1);
+}
+
+TEST(channel, a_long_close_wakes_a_thread_behind_the_coroutines_of_a_paused_pool) {
+  // The waiters' pool is paused: close() does not leave the thread behind
+  // them to a walk that pool would run only after resume().
+  fjord::pool a(fjord::pool_options{.workers = 1});
+  fjord::channel<int> ch(0);
+  std::atomic<int> ended{0};
+  std::atomic<bool> thread_woken{false};
+  std::thread t = queue_past_the_first_chunk_then_a_thread(a, ch, ended, thread_woken);
+  a.pause();
+  EXPECT_TRUE(ch.close());
+  t.join();  // hangs if the thread waits for the paused pool
+  EXPECT_TRUE(thread_woken.load());
+  a.resume();
+  a.wait_idle();
+  EXPECT_EQ(ended.load(), static_cast<int>(fjord::detail::channel_state<int>::close_chunk) + 1);
 }
 
 TEST(channel, a_pool_destroyed_right_after_a_long_close_runs_every_woken_process_first) {

@@ -127,8 +127,8 @@ class channel_parker {
   }
 
   // The pool a plain coroutine wait resumes on; nullptr for a thread, a
-  // select, or a coroutine of no pool. Read by the claimer, or by close()
-  // under the channel's lock.
+  // select, or a coroutine of no pool. Fixed while the wait is queued and
+  // unclaimed.
   pool_core* home_pool() const noexcept {
     return on_thread_ || !single_ ? nullptr : coroutine_.home;
   }
@@ -359,18 +359,19 @@ class wake_list {
 // worker's cache. So ten million waits cost the closing thread nothing,
 // the workers share the walk, and each frame is fetched once, by the
 // worker that resumes it. Waits of other pools or of threads met on the
-// way are woken as wake_list wakes them. The walk is safe off the lock
-// because nothing but this close() can complete a plain wait, and touches
-// no channel: what it needs is in the waiters. The pool cannot end before
-// the walk is done: every waiter it holds is a coroutine still counted as
-// waiting there (pool_core::note_waiting()).
+// way are woken as wake_list wakes them, when the walk reaches them. The
+// walk is safe off the lock because nothing but this close() can complete
+// a plain wait, and touches no channel: what it needs is in the waiters.
+// It is always work its pool can see (queued or running), so the pool
+// does not end before the walk is done.
 class closing_walk : job {
  public:
   static constexpr std::size_t chunk = 64;
 
   // From any thread. `first`: plain waits linked through next, out of
-  // their queue. Without a pool to walk on (the first is a thread's wait),
-  // or without memory for the walk, the calling thread walks.
+  // their queue. The calling thread walks instead when the first is a
+  // thread's wait, when it is a thread of the first one's pool, when that
+  // pool is paused or shutting down, or when no memory is left for the job.
   static void start(channel_waiter* first) noexcept;
 
  private:

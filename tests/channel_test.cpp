@@ -386,32 +386,72 @@ void queue_one_receiver(const fjord::channel<int>& ch, Start start) {
   }
 }
 
+constexpr int own_chunk = static_cast<int>(fjord::detail::channel_state<int>::close_chunk);
+
+// Receives on one rendezvous channel, queued in the order of the add_
+// calls: coroutines of any pool and plain threads. Each counts itself when
+// its receive ends with the channel closed.
+struct queued_receivers {
+  fjord::channel<int> ch{0};
+  std::atomic<int> coroutines_ended{0};
+  std::atomic<int> threads_ended{0};
+  int coroutines = 0;
+  std::vector<std::thread> threads;
+
+  queued_receivers() = default;
+  queued_receivers(const queued_receivers&) = delete;
+  queued_receivers& operator=(const queued_receivers&) = delete;
+  ~queued_receivers() { join_threads(); }
+
+  static fjord::task<void> receive(fjord::channel<int> c, std::atomic<int>& ended) {
+    // Not `if (!co_await ...)`: g++ 12 miscompiles a co_await in an if's
+    // condition (GCC PR106188).
+    const std::optional<int> v = co_await c.receive();
+    if (!v) {
+      ended.fetch_add(1);
+    }
+  }
+  void add_coroutine(fjord::pool& p) {
+    queue_one_receiver(ch, [&] { fjord::go(p, receive, ch, std::ref(coroutines_ended)); });
+    ++coroutines;
+  }
+  void add_thread() {
+    queue_one_receiver(ch, [this] {
+      threads.emplace_back([this] {
+        if (!ch.blocking_receive()) {
+          threads_ended.fetch_add(1);
+        }
+      });
+    });
+  }
+  void join_threads() {
+    for (std::thread& t : threads) {
+      if (t.joinable()) {
+        t.join();
+      }
+    }
+  }
+  // After close(): returns once every receive has ended.
+  void wait_for_all() {
+    join_threads();
+    EXPECT_EQ(threads_ended.load(), static_cast<int>(threads.size()));
+    while (coroutines_ended.load() != coroutines) {
+      std::this_thread::yield();
+    }
+  }
+};
+
 TEST(channel, a_long_close_ends_the_waits_of_other_pools_and_threads_past_its_first_chunk) {
   // Past the waiters close() claims itself, the queue holds receives of
   // two pools and of threads, in a known order. The walk runs on the pool
   // of the first of them, or, when that is a thread's, on the closing
   // thread; either way it wakes every kind where it belongs.
-  constexpr int own_chunk = static_cast<int>(fjord::detail::channel_state<int>::close_chunk);
   for (const bool thread_first : {true, false}) {
+    queued_receivers r;
     fjord::pool a(fjord::pool_options{.workers = 1});
     fjord::pool b(fjord::pool_options{.workers = 1});
-    fjord::channel<int> ch(0);
-    std::atomic<int> ended{0};
-    auto receive = [&ended](fjord::channel<int> c) -> fjord::task<void> {
-      if (!co_await c.receive()) {
-        ended.fetch_add(1);
-      }
-    };
-    std::vector<std::thread> threads;
-    auto on_thread = [&] {
-      threads.emplace_back([&ended, ch] {
-        if (!ch.blocking_receive()) {
-          ended.fetch_add(1);
-        }
-      });
-    };
     for (int i = 0; i < own_chunk; ++i) {
-      queue_one_receiver(ch, [&] { fjord::go(a, receive, ch); });
+      r.add_coroutine(a);
     }
     // Past the chunk: a thread or a coroutine of b first, then a mix long
     // enough for the walk to be handed on several times.
@@ -420,94 +460,95 @@ TEST(channel, a_long_close_ends_the_waits_of_other_pools_and_threads_past_its_fi
       kinds += i % 40 == 20 ? "tab" : "ab";
     }
     for (const char kind : kinds) {
-      queue_one_receiver(ch, [&] {
-        if (kind == 't') {
-          on_thread();
-        } else {
-          fjord::go(kind == 'a' ? a : b, receive, ch);
-        }
-      });
+      if (kind == 't') {
+        r.add_thread();
+      } else {
+        r.add_coroutine(kind == 'a' ? a : b);
+      }
     }
-    EXPECT_TRUE(ch.close());
-    for (std::thread& t : threads) {
-      t.join();
-    }
-    const int all = own_chunk + static_cast<int>(kinds.size());
-    while (ended.load() != all) {
-      std::this_thread::yield();
-    }
-    EXPECT_FALSE(ch.close());
+    EXPECT_TRUE(r.ch.close());
+    r.wait_for_all();
+    EXPECT_FALSE(r.ch.close());
   }
-}
-
-// Queues close_chunk coroutines of `home` and then one more on ch, then a
-// thread's receive; returns that thread, which sets thread_woken when its
-// receive ends.
-std::thread queue_past_the_first_chunk_then_a_thread(fjord::pool& home, fjord::channel<int>& ch,
-                                                     std::atomic<int>& ended,
-                                                     std::atomic<bool>& thread_woken) {
-  auto receive = [&ended](fjord::channel<int> c) -> fjord::task<void> {
-    if (!co_await c.receive()) {
-      ended.fetch_add(1);
-    }
-  };
-  for (std::size_t i = 0; i <= fjord::detail::channel_state<int>::close_chunk; ++i) {
-    queue_one_receiver(ch, [&] { fjord::go(home, receive, ch); });
-  }
-  std::thread t;
-  queue_one_receiver(ch, [&] {
-    t = std::thread([&thread_woken, ch] {
-      EXPECT_FALSE(ch.blocking_receive().has_value());
-      thread_woken.store(true);
-    });
-  });
-  return t;
 }
 
 TEST(channel, a_long_close_from_a_worker_of_the_waiters_pool_wakes_a_thread_behind_them_itself) {
   // The pool's one worker closes and then waits for the thread queued
   // behind the pool's coroutines: had close() left that thread to a walk
   // on this worker's deque, the walk would sit behind the waiting job.
+  queued_receivers r;
   fjord::pool a(fjord::pool_options{.workers = 1});
-  fjord::channel<int> ch(0);
-  std::atomic<int> ended{0};
-  std::atomic<bool> thread_woken{false};
-  std::thread t = queue_past_the_first_chunk_then_a_thread(a, ch, ended, thread_woken);
+  for (int i = 0; i <= own_chunk; ++i) {
+    r.add_coroutine(a);
+  }
+  r.add_thread();
   std::atomic<bool> saw_thread{false};
   a.post([&] {
-    EXPECT_TRUE(ch.close());
+    EXPECT_TRUE(r.ch.close());
     const auto give_up = std::chrono::steady_clock::now() + 10s;
-    while (!thread_woken.load() && std::chrono::steady_clock::now() < give_up) {
+    while (r.threads_ended.load() == 0 && std::chrono::steady_clock::now() < give_up) {
       std::this_thread::yield();
     }
-    saw_thread.store(thread_woken.load());
+    saw_thread.store(r.threads_ended.load() == 1);
   });
-  t.join();
+  r.wait_for_all();
   a.wait_idle();
   EXPECT_TRUE(saw_thread.load());
-  EXPECT_EQ(ended.load(), static_cast<int>(fjord::detail::channel_state<int>::close_chunk) + 1);
+  EXPECT_EQ(r.coroutines_ended.load(), own_chunk + 1);
 }
 
 TEST(channel, a_long_close_wakes_a_thread_behind_the_coroutines_of_a_paused_pool) {
   // The waiters' pool is paused: close() does not leave the thread behind
   // them to a walk that pool would run only after resume().
+  queued_receivers r;
   fjord::pool a(fjord::pool_options{.workers = 1});
-  fjord::channel<int> ch(0);
-  std::atomic<int> ended{0};
-  std::atomic<bool> thread_woken{false};
-  std::thread t = queue_past_the_first_chunk_then_a_thread(a, ch, ended, thread_woken);
+  for (int i = 0; i <= own_chunk; ++i) {
+    r.add_coroutine(a);
+  }
+  r.add_thread();
   a.pause();
-  EXPECT_TRUE(ch.close());
-  t.join();  // hangs if the thread waits for the paused pool
-  EXPECT_TRUE(thread_woken.load());
+  EXPECT_TRUE(r.ch.close());
+  r.join_threads();  // hangs if the thread waits for the paused pool
+  EXPECT_EQ(r.threads_ended.load(), 1);
   a.resume();
   a.wait_idle();
-  EXPECT_EQ(ended.load(), static_cast<int>(fjord::detail::channel_state<int>::close_chunk) + 1);
+  EXPECT_EQ(r.coroutines_ended.load(), own_chunk + 1);
+}
+
+// During static destruction, after the default pool has ended at exit
+// (leaving behind the coroutines still waiting on it), closes a channel on
+// which more of that pool's coroutines wait than close() claims itself,
+// followed by a thread; exits 42 if the thread's receive ended.
+struct closes_behind_an_ended_pool_at_exit {
+  queued_receivers r;
+  ~closes_behind_an_ended_pool_at_exit() {
+    r.ch.close();
+    const auto give_up = std::chrono::steady_clock::now() + 5s;
+    while (r.threads_ended.load() == 0 && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+    std::_Exit(r.threads_ended.load() == 1 ? 42 : 1);
+  }
+};
+
+TEST(channel, a_long_close_at_exit_wakes_a_thread_behind_the_coroutines_of_the_ended_default_pool) {
+  // A walk handed to the ended pool would never run: the closer walks.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        static closes_behind_an_ended_pool_at_exit closer;  // made before the pool: outlives it
+        for (int i = 0; i <= own_chunk; ++i) {
+          closer.r.add_coroutine(fjord::default_pool());
+        }
+        closer.r.add_thread();
+        std::exit(0);  // NOLINT(concurrency-mt-unsafe): the test is what exit does
+      },
+      ::testing::ExitedWithCode(42), "");
 }
 
 TEST(channel, a_pool_destroyed_right_after_a_long_close_runs_every_woken_process_first) {
-  // The walk holds waits of the pool's coroutines, which keep the pool
-  // from ending: its destructor returns only after every process ran on.
+  // The walk is work the pool can see, so the pool does not end before
+  // it: its destructor returns only after every process ran on.
   constexpr int processes = 5000;
   for (int round = 0; round < 3; ++round) {
     std::atomic<int> ended{0};

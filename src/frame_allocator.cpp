@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fjord/detail/per_thread.hpp"
+#include "fjord/scalable_memory.hpp"
 
 namespace fjord::detail {
 
@@ -116,7 +117,7 @@ void push_chain(central_lists::list& l, void* first, void* last, std::size_t n, 
     lock.unlock();
     while (first != nullptr) {
       void* next = first == last ? nullptr : *static_cast<void**>(first);
-      ::operator delete(first);
+      scalable_deallocate(first);
       first = next;
     }
     return;
@@ -189,7 +190,7 @@ bool ensure_cache_ready(std::uint32_t* room) {
 void* frame_allocator::refill(std::size_t cls) {
   cache& c = thread_cache;
   if (!ensure_cache_ready(c.room)) {
-    return ::operator new(block_size(cls));
+    return scalable_allocate(block_size(cls));
   }
   // Take up to half a cache's worth from the central list.
   central_lists::list& l = central_lists::get().lists[cls];
@@ -209,7 +210,7 @@ void* frame_allocator::refill(std::size_t cls) {
   }
   if (c.head[cls] == nullptr) {
     for (std::size_t i = 0; i < fresh_batch; ++i) {
-      auto* b = static_cast<block*>(::operator new(block_size(cls)));
+      auto* b = static_cast<block*>(scalable_allocate(block_size(cls)));
       b->next = c.head[cls];
       c.head[cls] = b;
       --c.room[cls];
@@ -225,7 +226,7 @@ void frame_allocator::overflow(void* p, std::size_t cls) noexcept {
   cache& c = thread_cache;
   const bool was_armed = cache_armed();
   if (!ensure_cache_ready(c.room)) {
-    ::operator delete(p);
+    scalable_deallocate(p);
     return;
   }
   if (!was_armed) {  // the first free on this thread: there is room now

@@ -19,11 +19,16 @@ namespace fjord::detail {
 // batch), from which caches that run dry refill. Steady state never calls
 // malloc, whichever threads allocate and free.
 //
-// Every block is its own operator new allocation, so any block may be given
-// back to operator delete at any time: a thread that has exited frees
-// straight to the system, and a frame that is never freed is reported by
-// LeakSanitizer. Under AddressSanitizer the cache is bypassed altogether so
-// that a use after free of a frame is caught.
+// Every block is its own allocation from fjord's scalable allocator, so any
+// block may be given back to it at any time: a thread that has exited frees
+// straight to it, and a central list past its bound frees the surplus. A block
+// freed there by another thread than the one that made it goes home with one
+// atomic push (docs/allocator.md, "Remote frees"), where malloc took its arena's
+// lock: ten million processes made on one thread and ended on the workers
+// paid that lock for most of their frames. Under AddressSanitizer the cache
+// and the scalable allocator are bypassed altogether (operator new), so that
+// a use after free of a frame is caught and a frame never freed is reported
+// by LeakSanitizer.
 class frame_allocator {
  public:
   static constexpr std::size_t class_step = 16;

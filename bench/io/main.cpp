@@ -88,7 +88,10 @@ fjord::task<void> resume_samples(fjord::pool& pool, int efd, int samples,
   co_await pool.schedule();
   fjord::registered_fd events(efd);
   for (int i = 0; i < samples;) {
-    if (co_await events.readable(10s) != fjord::io_status::ready) {
+    // Read into a local first: g++ 12 miscompiles a co_await in an if's
+    // condition (GCC PR106188, docs/coroutines.md).
+    const fjord::io_status got = co_await events.readable(10s);
+    if (got != fjord::io_status::ready) {
       bench::wrong_result("eventfd wait", 0, 1);
     }
     const std::int64_t resumed = now_ns();

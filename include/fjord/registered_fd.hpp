@@ -21,7 +21,13 @@ namespace fjord {
 /// should be non-blocking, so that the operation after a wait cannot block.
 ///
 ///   fjord::registered_fd events(efd);
-///   while (co_await events.readable(1s) == fjord::io_status::ready) { read(efd, ...); }
+///   for (;;) {
+///     // in a statement of its own: g++ 12 miscompiles a co_await in a
+///     // condition (docs/coroutines.md, "Compiler pitfalls")
+///     const fjord::io_status s = co_await events.readable(1s);
+///     if (s != fjord::io_status::ready) break;
+///     read(efd, ...);
+///   }
 class registered_fd {
  public:
   registered_fd() noexcept = default;

@@ -21,7 +21,7 @@ namespace {
 constexpr std::size_t cache_bytes_per_class = std::size_t{128} * 1024;
 constexpr std::size_t min_cached_blocks = 64;
 // The central lists keep at most this many bytes per class; beyond that,
-// surplus blocks go back to the system.
+// surplus blocks go back to the scalable allocator.
 constexpr std::size_t central_bytes_per_class = std::size_t{2} * 1024 * 1024;
 // Blocks made at once when both the cache and the central list are empty.
 constexpr std::size_t fresh_batch = 16;
@@ -93,7 +93,8 @@ void frame_allocator::count_live(std::int64_t delta) noexcept {
 namespace {
 
 // Runs at thread exit: returns the cache and makes later frees go to the
-// system (limit 0), since the thread_local cache is about to vanish.
+// scalable allocator (limit 0), since the thread_local cache is about to
+// vanish.
 // per_thread marks it gone before this runs, so the flush leaves no room.
 struct exit_hook {
   bool armed = false;
@@ -169,7 +170,8 @@ void frame_allocator::flush_this_thread() noexcept {
 namespace {
 
 // Arms the exit hook on a thread's first use and gives every class its room.
-// Returns false once the thread is past its exit hook (use the system then).
+// Returns false once the thread is past its exit hook (use the scalable
+// allocator directly then).
 bool ensure_cache_ready(std::uint32_t* room) {
   exit_hook* h = exit_hook_of_this_thread::get();
   if (h == nullptr) {

@@ -29,6 +29,8 @@ void scalable_deallocate(void* p) noexcept;
 [[nodiscard]] std::size_t scalable_usable_size(const void* p) noexcept;
 
 /// What the scalable allocator holds, process-wide (scalable_memory_statistics()).
+/// fjord's coroutine frames come from it too (past per-thread caches that
+/// keep freed frames for reuse), so these figures include them.
 struct scalable_memory_stats {
   /// Usable bytes of the blocks in use. A block freed by another thread
   /// than the one whose heap it came from counts until that heap takes it

@@ -126,17 +126,17 @@ TEST(frame_allocator, blocks_past_the_caches_come_from_the_scalable_allocator) {
       p = frame_allocator::allocate(size);
       std::memset(p, 0x5A, size);
     }
-    const std::size_t grown = fjord::scalable_memory_statistics().bytes_in_use - in_use_before;
+    const std::size_t in_use = fjord::scalable_memory_statistics().bytes_in_use;
     if (FJORD_ASAN) {
-      EXPECT_EQ(grown, 0u);  // operator new, so that AddressSanitizer sees every frame
+      EXPECT_LE(in_use, in_use_before);  // operator new, so that ASan sees every frame
     } else {
-      EXPECT_GE(grown, n * size * 9 / 10);
+      EXPECT_GE(in_use, in_use_before + n * size * 9 / 10);
     }
     const std::size_t mapped = fjord::scalable_memory_statistics().bytes_mapped;
     if (round == 0) {
       first_round_peak = mapped;
-    } else {  // no higher: nothing of the first round stayed behind
-      EXPECT_LE(mapped, first_round_peak);
+    } else {  // nothing of the first round stayed behind (a segment of slack)
+      EXPECT_LE(mapped, first_round_peak + (std::size_t{4} << 20));
     }
     std::thread([&] {
       for (void* p : blocks) {
@@ -145,8 +145,9 @@ TEST(frame_allocator, blocks_past_the_caches_come_from_the_scalable_allocator) {
     }).join();  // the thread's cache goes to the central list as it exits
     frame_allocator::flush_this_thread();
     fjord::scalable_memory_release();  // takes the other thread's frees back
-    const std::size_t kept = fjord::scalable_memory_statistics().bytes_in_use - in_use_before;
-    EXPECT_LE(kept, std::size_t{4} << 20) << "round " << round;
+    EXPECT_LE(fjord::scalable_memory_statistics().bytes_in_use,
+              in_use_before + (std::size_t{4} << 20))
+        << "round " << round;
   }
 }
 

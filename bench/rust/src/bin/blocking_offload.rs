@@ -2,7 +2,9 @@
 //! shape): a compute loop of --size jobs finding the primes below 1,000,
 //! spawned on --threads workers, while 1,000 tasks make 10 spawn_blocking
 //! calls each that sleep 1 ms; the figure is the compute loop's makespan,
-//! with the process's CPU time per round beside it (cpu_ms).
+//! with the process's CPU time per round beside it (cpu_ms) and the blocking
+//! calls done by the time the loop ended (calls_during: a call finished after
+//! it did not slow the loop down).
 //! `tokio-alone` runs the compute loop with no calls (tokio's own
 //! baseline: its tasks and this compute function, not fjord's).
 use fjord_bench_peers::*;
@@ -63,7 +65,7 @@ fn main() {
         let cpu_before = process_cpu_ms();
         let primes = Arc::new(AtomicI64::new(0));
         let calls = Arc::new(AtomicUsize::new(0));
-        let ms = runtime.block_on(async {
+        let (ms, during) = runtime.block_on(async {
             let start = Instant::now();
             let mut offload = Vec::new();
             for _ in 0..(if offloading { 1000 } else { 0 }) {
@@ -88,16 +90,26 @@ fn main() {
                 c.await.unwrap();
             }
             let ms = elapsed_ms(start);
+            let during = calls.load(Ordering::Relaxed);
             for o in offload {
                 o.await.unwrap();
             }
-            ms
+            (ms, during)
         });
         check("primes", primes.load(Ordering::Relaxed) as u64, 168 * jobs);
         check("blocking calls", calls.load(Ordering::Relaxed) as u64, if offloading { 10_000 } else { 0 });
-        (ms, process_cpu_ms() - cpu_before)
+        (ms, process_cpu_ms() - cpu_before, during as f64)
     };
     round(); // warm-up
-    let (makespan, mut cpu): (Vec<f64>, Vec<f64>) = (0..a.rounds).map(|_| round()).unzip();
-    print_result("ms", makespan, jobs as f64, &format!(", \"cpu_ms\": {:.1}", median(&mut cpu)));
+    let mut makespan = Vec::new();
+    let mut cpu = Vec::new();
+    let mut during = Vec::new();
+    for _ in 0..a.rounds {
+        let (ms, c, d) = round();
+        makespan.push(ms);
+        cpu.push(c);
+        during.push(d);
+    }
+    let extra = format!(", \"cpu_ms\": {:.1}, \"calls_during\": {:.0}", median(&mut cpu), median(&mut during));
+    print_result("ms", makespan, jobs as f64, &extra);
 }

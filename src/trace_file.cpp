@@ -317,6 +317,17 @@ class json_writer {
     put_ts(e.tsc);
   }
 
+  // An instant with one argument, an address shown in hex (a job, a parker).
+  void emit_instant_at(const track_place& p, const trace_event& e, std::string_view name,
+                       std::string_view arg) {
+    emit_instant(p, e, name, "fjord");
+    out_.put(",\"args\":{\"");
+    out_.put(arg);
+    out_.put("\":");
+    out_.put_hex(e.a);
+    out_.put("}},\n");
+  }
+
   // A flow arrow from (pid, tid, tsc) to the slice that begins at `to`.
   void emit_flow(std::string_view name, const track_place& from, std::uint64_t from_tsc,
                  const track_place& to, std::uint64_t to_tsc) {
@@ -362,32 +373,20 @@ class json_writer {
           close(p, open, begin_of(kind), e.tsc);
           break;
         case trace_kind::fork:
-          emit_instant(p, e, "fork", "fjord");
-          out_.put(",\"args\":{\"job\":");
-          out_.put_hex(e.a);
-          out_.put("}},\n");
+          emit_instant_at(p, e, "fork", "job");
           break;
         case trace_kind::steal:
           write_steal(index, e);
           break;
         case trace_kind::inject:
-          emit_instant(p, e, "submit", "fjord");
-          out_.put(",\"args\":{\"job\":");
-          out_.put_hex(e.a);
-          out_.put("}},\n");
+          emit_instant_at(p, e, "submit", "job");
           flow_to_begin("submit", p, e);
           break;
         case trace_kind::coroutine_suspend:
-          emit_instant(p, e, "coroutine suspends", "fjord");
-          out_.put(",\"args\":{\"job\":");
-          out_.put_hex(e.a);
-          out_.put("}},\n");
+          emit_instant_at(p, e, "coroutine suspends", "job");
           break;
         case trace_kind::coroutine_wake:
-          emit_instant(p, e, "coroutine woken", "fjord");
-          out_.put(",\"args\":{\"job\":");
-          out_.put_hex(e.a);
-          out_.put("}},\n");
+          emit_instant_at(p, e, "coroutine woken", "job");
           flow_to_begin("wake", p, e);
           break;
         case trace_kind::timer_fire:
@@ -395,18 +394,12 @@ class json_writer {
           out_.put("},\n");
           break;
         case trace_kind::channel_block:
-          emit_instant(p, e,
-                       e.small == 0 ? "coroutine waits on a channel" : "thread waits on a channel",
-                       "fjord");
-          out_.put(",\"args\":{\"parker\":");
-          out_.put_hex(e.a);
-          out_.put("}},\n");
+          emit_instant_at(
+              p, e, e.small == 0 ? "coroutine waits on a channel" : "thread waits on a channel",
+              "parker");
           break;
         case trace_kind::channel_unblock:
-          emit_instant(p, e, "channel wakes a waiter", "fjord");
-          out_.put(",\"args\":{\"parker\":");
-          out_.put_hex(e.a);
-          out_.put("}},\n");
+          emit_instant_at(p, e, "channel wakes a waiter", "parker");
           break;
         case trace_kind::io_wait:
         case trace_kind::io_ready:

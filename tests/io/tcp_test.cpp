@@ -357,26 +357,32 @@ void set_cork(const fjord::tcp_stream& s, bool on) {
   ASSERT_EQ(::setsockopt(s.native_handle(), IPPROTO_TCP, TCP_CORK, &value, sizeof value), 0);
 }
 
+// Connects a pair, runs writer(server end) beside read_to_end(client end)
+// and returns what the client read. `writer` is a coroutine lambda without
+// captures, taking the server end by reference.
+template <class Writer>
+std::string read_while_writing(fjord::tcp_listener& listener, Writer writer) {
+  auto body = [&]() -> fjord::task<std::string> {
+    auto pair = co_await connected_pair(listener);
+    auto [got, done] = co_await fjord::when_all(read_to_end(pair.first), writer(pair.second));
+    static_cast<void>(done);
+    co_return got;
+  };
+  return fjord::sync_wait(body());
+}
+
 // Corked, the data and the end of the stream leave in one segment: one
 // edge announces both, the read that consumes it gets the data (a short
 // read), and the next read must still see the end, with no edge to come.
 TEST(tcp, a_short_read_whose_edge_also_carried_the_end_still_reads_the_end) {
   auto listener = fjord::tcp_listener::bind(fjord::ip_endpoint::loopback_v4(0));
-  auto body = [&]() -> fjord::task<std::string> {
-    auto pair = co_await connected_pair(listener);
-    fjord::tcp_stream& c = pair.first;
-    fjord::tcp_stream& s = pair.second;
-    auto writer = [&]() -> fjord::task<void> {
-      co_await fjord::sleep_for(20ms);  // the reader waits by then
-      set_cork(s, true);
-      co_await s.write_all(bytes_of("xyz"), 10s);
-      s.shutdown_write();
-    };
-    auto [got, done] = co_await fjord::when_all(read_to_end(c), writer());
-    static_cast<void>(done);
-    co_return got;
+  auto writer = [](fjord::tcp_stream& s) -> fjord::task<void> {
+    co_await fjord::sleep_for(20ms);  // the reader waits by then
+    set_cork(s, true);
+    co_await s.write_all(bytes_of("xyz"), 10s);
+    s.shutdown_write();
   };
-  EXPECT_EQ(fjord::sync_wait(body()), "xyz");
+  EXPECT_EQ(read_while_writing(listener, writer), "xyz");
 }
 
 // A TCP read stops short at the urgent mark with data still queued behind
@@ -385,26 +391,18 @@ TEST(tcp, a_short_read_whose_edge_also_carried_the_end_still_reads_the_end) {
 // passes without that rule too; it still checks what a reader gets.)
 TEST(tcp, a_read_stopped_short_by_urgent_data_goes_on_past_it) {
   auto listener = fjord::tcp_listener::bind(fjord::ip_endpoint::loopback_v4(0));
-  auto body = [&]() -> fjord::task<std::string> {
-    auto pair = co_await connected_pair(listener);
-    fjord::tcp_stream& c = pair.first;
-    fjord::tcp_stream& s = pair.second;
-    auto writer = [&]() -> fjord::task<void> {
-      co_await fjord::sleep_for(20ms);
-      set_cork(s, true);
-      const int fd = s.native_handle();
-      EXPECT_EQ(::send(fd, "ab", 2, MSG_OOB), 2);  // "b" is the urgent byte
-      EXPECT_EQ(::send(fd, "cd", 2, 0), 2);
-      set_cork(s, false);
-      co_await fjord::sleep_for(20ms);
-      s.shutdown_write();
-    };
-    auto [got, done] = co_await fjord::when_all(read_to_end(c), writer());
-    static_cast<void>(done);
-    co_return got;
+  auto writer = [](fjord::tcp_stream& s) -> fjord::task<void> {
+    co_await fjord::sleep_for(20ms);
+    set_cork(s, true);
+    const int fd = s.native_handle();
+    EXPECT_EQ(::send(fd, "ab", 2, MSG_OOB), 2);  // "b" is the urgent byte
+    EXPECT_EQ(::send(fd, "cd", 2, 0), 2);
+    set_cork(s, false);
+    co_await fjord::sleep_for(20ms);
+    s.shutdown_write();
   };
   // Not SO_OOBINLINE: the urgent byte is out of band.
-  EXPECT_EQ(fjord::sync_wait(body()), "acd");
+  EXPECT_EQ(read_while_writing(listener, writer), "acd");
 }
 
 // After a short read the next read waits first; if that wait ends by its

@@ -380,29 +380,7 @@ TEST(blocking, a_limit_of_one_thread_runs_calls_one_after_another) {
 
 TEST(blocking, threads_above_a_lowered_limit_end_when_idle) {
   fjord::set_blocking_limits(64, std::chrono::hours(1));
-  std::atomic<int> inside{0};
-  std::atomic<bool> release{false};
-  auto call = [&]() -> fjord::task<void> {
-    co_await fjord::blocking([&] {
-      inside.fetch_add(1);
-      while (!release) {
-        std::this_thread::sleep_for(1ms);
-      }
-    });
-  };
-  std::thread releaser([&] {
-    const auto give_up = std::chrono::steady_clock::now() + 30s;
-    while (inside < 6 && std::chrono::steady_clock::now() < give_up) {
-      std::this_thread::sleep_for(1ms);
-    }
-    release = true;
-  });
-  std::vector<fjord::task<void>> tasks;
-  for (int i = 0; i < 6; ++i) {
-    tasks.push_back(call());
-  }
-  fjord::sync_wait(fjord::when_all(std::move(tasks)));
-  releaser.join();
+  EXPECT_EQ(calls_inside_at_once(6), 6);
   EXPECT_GE(fjord::blocking_threads(), 6u);
   // The keep-alive is an hour: only the lowered limit can end them.
   fjord::set_blocking_limits(2, std::chrono::hours(1));

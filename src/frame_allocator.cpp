@@ -92,9 +92,9 @@ void frame_allocator::count_live(std::int64_t delta) noexcept {
 
 namespace {
 
-// Runs at thread exit: returns the cache and makes later frees go to the
-// scalable allocator (limit 0), since the thread_local cache is about to
-// vanish.
+// Runs at thread exit: returns the cache and makes later blocks come from
+// and go to the central list one at a time (limit 0), since the
+// thread_local cache is about to vanish.
 // per_thread marks it gone before this runs, so the flush leaves no room.
 struct exit_hook {
   bool armed = false;
@@ -170,8 +170,8 @@ void frame_allocator::flush_this_thread() noexcept {
 namespace {
 
 // Arms the exit hook on a thread's first use and gives every class its room.
-// Returns false once the thread is past its exit hook (use the scalable
-// allocator directly then).
+// Returns false once the thread is past its exit hook (use the central list
+// directly then).
 bool ensure_cache_ready(std::uint32_t* room) {
   exit_hook* h = exit_hook_of_this_thread::get();
   if (h == nullptr) {
@@ -191,11 +191,23 @@ bool ensure_cache_ready(std::uint32_t* room) {
 
 void* frame_allocator::refill(std::size_t cls) {
   cache& c = thread_cache;
+  central_lists::list& l = central_lists::get().lists[cls];
   if (!ensure_cache_ready(c.room)) {
+    // Past the thread's exit hook (a static destructor after main's
+    // thread_locals): one block from the central list, where such frees go,
+    // since the scalable allocator serves such a thread only by borrowing a
+    // heap for each block, which walks all of that heap's spans.
+    {
+      std::lock_guard lock(l.mutex);
+      if (auto* b = static_cast<block*>(l.head); b != nullptr) {
+        l.head = b->next;
+        --l.count;
+        return b;
+      }
+    }
     return scalable_allocate(block_size(cls));
   }
   // Take up to half a cache's worth from the central list.
-  central_lists::list& l = central_lists::get().lists[cls];
   {
     const std::size_t want = limit_of(cls) / 2;
     std::lock_guard lock(l.mutex);
@@ -228,7 +240,9 @@ void frame_allocator::overflow(void* p, std::size_t cls) noexcept {
   cache& c = thread_cache;
   const bool was_armed = cache_armed();
   if (!ensure_cache_ready(c.room)) {
-    scalable_deallocate(p);
+    // Past the exit hook: to the central list (see refill), or the scalable
+    // allocator once that is full.
+    push_chain(central_lists::get().lists[cls], p, p, 1, cls);
     return;
   }
   if (!was_armed) {  // the first free on this thread: there is room now

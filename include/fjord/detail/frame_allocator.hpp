@@ -104,8 +104,8 @@ class frame_allocator {
   // room[] counts the blocks a class may still take before it is full (one
   // counter instead of a count and a limit: a load fewer per free). It is 0,
   // which sends frees to the slow path, until the thread's first use arms
-  // its exit hook, and again after the hook ran (frees then go straight to
-  // the scalable allocator).
+  // its exit hook, and again after the hook ran (blocks then come from and
+  // go to the central list one at a time, the scalable allocator past it).
   struct cache {
     block* head[class_count];
     std::uint32_t room[class_count];

@@ -4,6 +4,7 @@
 
 #include "fjord/detail/channel_waiter.hpp"
 #include "fjord/detail/frame_allocator.hpp"
+#include "fjord/detail/resume_chain.hpp"
 
 namespace fjord::detail {
 
@@ -68,15 +69,45 @@ void closing_walk::start(channel_waiter* first) noexcept {
 
 void closing_walk::execute(job* j) noexcept {
   auto* self = static_cast<closing_walk*>(j);
-  wake_list woken;  // declared first: wakes once the rest is handed on
-  channel_waiter* const rest = claim_chunk(self->rest_, woken);
-  if (rest == nullptr) {
-    self->~closing_walk();
-    frame_allocator::deallocate(self, sizeof(closing_walk));
-    return;
+  pool_core& home = *self->home_;
+  // The chunk's coroutines of home are resumed right here (resume_chain),
+  // unless a worker is idle: then each is woken into this worker's runnext
+  // slot and deque like any other, where the idle ones share them one by one.
+  worker* const here = home.has_idle_worker() ? nullptr : current_worker_of(&home);
+  job* mine = nullptr;
+  job* mine_last = nullptr;
+  {
+    wake_list woken;  // declared first: wakes the others once the rest is handed on
+    std::size_t selects = 0;
+    channel_waiter* const rest = channel_waiter_queue::claim_closed(
+        self->rest_, chunk,
+        [&](channel_waiter& claimed) {
+          job* const r = here != nullptr ? claimed.parker->take_resumption(home) : nullptr;
+          if (r == nullptr) {
+            woken.add(&claimed);
+            return;
+          }
+          r->next().store(nullptr, std::memory_order_relaxed);
+          if (mine == nullptr) {
+            mine = r;
+          } else {
+            mine_last->next().store(r, std::memory_order_relaxed);
+          }
+          mine_last = r;
+        },
+        selects);
+    FJORD_ASSERT(selects == 0, "closing_walk: a select's waiter in the walk");
+    if (rest == nullptr) {
+      self->~closing_walk();
+      frame_allocator::deallocate(self, sizeof(closing_walk));
+    } else {
+      self->rest_ = rest;
+      self->hand_on();  // self may be gone from here on
+    }
   }
-  self->rest_ = rest;
-  self->hand_on();
+  if (mine != nullptr) {
+    resume_chain::run(home, *here, mine);
+  }
 }
 
 // Onto this worker's deque when on a worker of home (shared with idle

@@ -23,9 +23,6 @@ namespace fjord::detail {
 
 namespace {
 
-// External work is checked at least this often by a busy worker, so a worker
-// with an endless supply of its own jobs cannot starve submitted work.
-constexpr std::uint32_t injection_check_interval = 61;
 // Jobs taken from an injection queue at once; all but one go on the deque.
 constexpr std::size_t injection_batch = 16;
 

@@ -20,6 +20,7 @@
 #include "fjord/sync_wait.hpp"
 #include "fjord/task.hpp"
 #include "fjord/when_all.hpp"
+#include "fjord/yield.hpp"
 #include "support/run_together.hpp"
 
 namespace {
@@ -568,6 +569,92 @@ TEST(channel, a_pool_destroyed_right_after_a_long_close_runs_every_woken_process
       EXPECT_TRUE(gate.close());
     }
     EXPECT_EQ(ended.load(), processes);
+  }
+}
+
+// A worker that runs a closing walk resumes the processes of its chunk
+// itself, one after another inside the walk's job (resume_chain), when no
+// worker is idle to share them. Those not resumed yet must stay where the
+// pool's other workers find them.
+TEST(channel, a_process_woken_by_a_long_close_may_block_its_thread_until_the_next_one_runs) {
+  // The first process the walk wakes blocks its thread until the one queued
+  // right behind it, in the same chunk, has run: only the other worker can
+  // run that one. While the walk starts, the other worker is kept busy, so
+  // the walking worker resumes the chunk itself.
+  fjord::pool p(fjord::pool_options{.workers = 2});
+  std::atomic<bool> holding{false};
+  std::atomic<bool> let_go{false};
+  p.post([&] {
+    holding.store(true);
+    while (!let_go.load()) {
+      std::this_thread::yield();
+    }
+  });
+  while (!holding.load()) {
+    std::this_thread::yield();
+  }
+  // The other worker queues the receives, alone, one at a time.
+  fjord::channel<int> ch(0);
+  std::atomic<int> ended{0};
+  std::atomic<bool> second_ran{false};
+  std::atomic<bool> first_saw_second{false};
+  auto process = [&](fjord::channel<int> c, int i) -> fjord::task<void> {
+    const std::optional<int> v = co_await c.receive();
+    if (i == own_chunk) {
+      let_go.store(true);
+      const auto give_up = std::chrono::steady_clock::now() + 20s;
+      while (!second_ran.load() && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::yield();
+      }
+      first_saw_second.store(second_ran.load());
+    } else if (i == own_chunk + 1) {
+      second_ran.store(true);
+    }
+    if (!v) {
+      ended.fetch_add(1);
+    }
+  };
+  constexpr int total = own_chunk + 2 * static_cast<int>(fjord::detail::closing_walk::chunk);
+  for (int i = 0; i < total; ++i) {
+    queue_one_receiver(ch, [&] { fjord::go(p, process, ch, i); });
+  }
+  EXPECT_TRUE(ch.close());
+  p.wait_idle();
+  let_go.store(true);  // had the first process never run
+  EXPECT_TRUE(first_saw_second.load());
+  EXPECT_EQ(ended.load(), total);
+}
+
+TEST(channel, processes_woken_by_a_long_close_may_start_work_and_wait_again_at_once) {
+  // Each woken process starts another before it waits again (both land on
+  // the deque of the worker that resumed it, in the middle of its chunk):
+  // every process and every child runs exactly once, on one worker and on two.
+  for (const std::size_t workers : {1, 2}) {
+    fjord::pool p(fjord::pool_options{.workers = workers});
+    fjord::channel<int> gate(0);
+    std::atomic<int> waiting{0};
+    std::atomic<int> children{0};
+    std::atomic<int> ended{0};
+    auto child = [&]() -> fjord::task<void> {
+      children.fetch_add(1);
+      co_return;
+    };
+    auto process = [&](int i) -> fjord::task<void> {
+      co_await p.schedule();
+      waiting.fetch_add(1);
+      (void)co_await gate.receive();
+      fjord::go(p, child);
+      if (i % 2 == 0) {
+        co_await fjord::yield();
+      } else {
+        co_await p.schedule();
+      }
+      ended.fetch_add(1);
+    };
+    close_from_outside_while_all_wait(process, waiting, [&] { return gate.close(); });
+    p.wait_idle();
+    EXPECT_EQ(ended.load(), waiters_past_one_chain) << workers << " workers";
+    EXPECT_EQ(children.load(), waiters_past_one_chain) << workers << " workers";
   }
 }
 

@@ -126,6 +126,19 @@ class channel_parker {
     return true;
   }
 
+  // Instead of wake(), on a worker of home that resumes the coroutine there
+  // itself (closing_walk, through resume_chain): the resumption job of a
+  // plain coroutine wait of home, traced as woken. nullptr for anything
+  // else: wake() it.
+  job* take_resumption(const pool_core& home) noexcept {
+    if (!single_ || on_thread_ || coroutine_.home != &home) {
+      return nullptr;
+    }
+    trace_point(trace_kind::channel_unblock, 0, trace_address(this));
+    home.note_wake(&coroutine_);
+    return &coroutine_;
+  }
+
   // The pool a plain coroutine wait resumes on; nullptr for a thread, a
   // select, or a coroutine of no pool. Fixed while the wait is queued and
   // unclaimed.

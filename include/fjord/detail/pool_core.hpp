@@ -260,6 +260,33 @@ class pool_core {
   void resume() noexcept;
   bool is_paused() const noexcept { return paused_.load(std::memory_order_relaxed) != 0; }
 
+  // Whether a worker searches or sleeps right now: a hint (relaxed, and it
+  // may change at once).
+  bool has_idle_worker() const noexcept {
+    return census_.load(std::memory_order_relaxed).anyone_idle();
+  }
+  // A busy worker looks at the injection queues once every this many jobs,
+  // so an endless supply of its own jobs cannot starve submitted work.
+  static constexpr std::uint32_t injection_check_interval = 61;
+  // Inside a job on our worker w, before w runs a job it has just taken
+  // without going back to its loop (resume_chain): false when the loop has
+  // something to do first, at this job boundary: its turn to look at
+  // injected work, high-priority work, its runnext slot, a pause, a
+  // retirement. True counts the job for the injection turn.
+  bool may_run_next_here(worker& w) noexcept {
+    if (w.ticks + 1 >= injection_check_interval || high_.queue.maybe_nonempty_hint() ||
+        w.runnext.load(std::memory_order_relaxed) != nullptr ||
+        paused_.load(std::memory_order_relaxed) != 0 || surplus_.load(std::memory_order_relaxed)) {
+      return false;
+    }
+    ++w.ticks;
+    return true;
+  }
+  // Runs j on w, one of our workers, inside a job w is running, as w's loop
+  // runs a job it took: counted, traced, and taking w's place back if the
+  // monitor presumed it blocked meanwhile.
+  void run_here(worker& w, job* j) noexcept { run(w, j); }
+
   // A coroutine began waiting for an fd while no thread polls the reactor:
   // wake a parked worker (it polls instead of parking again). Also when one
   // searches: a searcher that finds work wakes nobody unless more work is

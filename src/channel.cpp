@@ -71,9 +71,14 @@ void closing_walk::execute(job* j) noexcept {
   auto* self = static_cast<closing_walk*>(j);
   pool_core& home = *self->home_;
   // The chunk's coroutines of home are resumed right here (resume_chain),
-  // unless a worker is idle: then each is woken into this worker's runnext
-  // slot and deque like any other, where the idle ones share them one by one.
-  worker* const here = home.has_idle_worker() ? nullptr : current_worker_of(&home);
+  // unless a worker is idle (each is then woken into this worker's runnext
+  // slot and deque like any other, where the idle ones share them one by
+  // one), or the walk runs inside a wait that helps or in a guest's call
+  // (which must not wait behind a whole chunk).
+  worker* here = current_worker_of(&home);
+  if (here != nullptr && (!pool_core::runs_at_loop_level(*here, j) || home.has_idle_worker())) {
+    here = nullptr;
+  }
   job* mine = nullptr;
   job* mine_last = nullptr;
   {

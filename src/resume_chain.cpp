@@ -47,17 +47,17 @@ void resume_chain::run(pool_core& home, worker& w, job* first) noexcept {
     }
     return;
   }
-  go_on(self, w);
+  go_on(self, w, true);
 }
 
 void resume_chain::execute(job* j) noexcept {
   auto* self = static_cast<resume_chain*>(j);
   worker* const w = current_worker_of(self->home_);
   FJORD_ASSERT(w != nullptr, "resume_chain: run off its pool");
-  go_on(self, *w);
+  go_on(self, *w, pool_core::runs_at_loop_level(*w, j));
 }
 
-void resume_chain::go_on(resume_chain* self, worker& w) noexcept {
+void resume_chain::go_on(resume_chain* self, worker& w, bool at_loop_level) noexcept {
   pool_core& home = *self->home_;
   while (true) {
     job* const next = self->rest_;
@@ -78,12 +78,14 @@ void resume_chain::go_on(resume_chain* self, worker& w) noexcept {
     }
     home.notify_local_push(w);
     home.run_here(w, next);  // from here on self may be stolen, run and gone
-    if (!home.may_run_next_here(w)) {
-      return;  // self (if still there) runs from the loop, after what the loop does first
+    // Inside a wait that helps (or a guest's call), one resumption a turn:
+    // the wait looks at its latch before the next.
+    if (!at_loop_level || !home.may_run_next_here(w)) {
+      return;  // self (if still there) runs as a job, after what comes first
     }
     job* const top = w.deque.pop();
     if (top == nullptr) {
-      return;  // stolen
+      return;  // taken: stolen, or popped and finished by what the coroutine ran
     }
     if (top->execute != &execute) {
       // Pushed by the coroutine just run: its turn comes first.

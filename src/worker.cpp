@@ -83,6 +83,7 @@ void pool_core::worker_main(worker& w) noexcept {
         hold_while_paused(w, j);
         continue;
       }
+      w.loop_job = j;
       run(w, j);
     } else if (!sleep(w, nullptr, deadline_t::max())) {
       break;

@@ -619,42 +619,72 @@ TEST(channel, a_process_woken_by_a_long_close_may_block_its_thread_until_the_nex
     queue_one_receiver(ch, [&] { fjord::go(p, process, ch, i); });
   }
   EXPECT_TRUE(ch.close());
-  p.wait_idle();
+  const auto give_up = std::chrono::steady_clock::now() + 60s;
+  while (ended.load() != total && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::yield();
+  }
   let_go.store(true);  // had the first process never run
+  p.wait_idle();
   EXPECT_TRUE(first_saw_second.load());
   EXPECT_EQ(ended.load(), total);
 }
 
-TEST(channel, processes_woken_by_a_long_close_may_start_work_and_wait_again_at_once) {
-  // Each woken process starts another before it waits again (both land on
-  // the deque of the worker that resumed it, in the middle of its chunk):
-  // every process and every child runs exactly once, on one worker and on two.
-  for (const std::size_t workers : {1, 2}) {
-    fjord::pool p(fjord::pool_options{.workers = workers});
-    fjord::channel<int> gate(0);
-    std::atomic<int> waiting{0};
-    std::atomic<int> children{0};
-    std::atomic<int> ended{0};
-    auto child = [&]() -> fjord::task<void> {
-      children.fetch_add(1);
-      co_return;
-    };
-    auto process = [&](int i) -> fjord::task<void> {
-      co_await p.schedule();
-      waiting.fetch_add(1);
-      (void)co_await gate.receive();
-      fjord::go(p, child);
-      if (i % 2 == 0) {
-        co_await fjord::yield();
-      } else {
+TEST(channel, processes_woken_by_a_long_close_run_once_whatever_they_do_next) {
+  // On one worker and on two, the woken processes of a long close:
+  // - end at once (the walking worker goes from one to the next);
+  // - or first start a child process (which lands on the worker's deque,
+  //   above what is left of the chunk, and goes first) and then wait again
+  //   (yield: back through the pool's queues);
+  // - or block on a second channel, closed once all have reached it.
+  // Every process, and every child, runs on exactly once.
+  enum class next_step { end, start_a_child_and_yield, wait_again };
+  for (const next_step step :
+       {next_step::end, next_step::start_a_child_and_yield, next_step::wait_again}) {
+    for (const std::size_t workers : {1, 2}) {
+      fjord::pool p(fjord::pool_options{.workers = workers});
+      fjord::channel<int> gate(0);
+      fjord::channel<int> second_gate(0);
+      std::atomic<int> waiting{0};
+      std::atomic<int> at_second_gate{0};
+      std::atomic<int> children{0};
+      std::atomic<int> ended{0};
+      auto child = [&]() -> fjord::task<void> {
+        children.fetch_add(1);
+        co_return;
+      };
+      auto process = [&](int) -> fjord::task<void> {
         co_await p.schedule();
+        waiting.fetch_add(1);
+        (void)co_await gate.receive();
+        if (step == next_step::start_a_child_and_yield) {
+          fjord::go(p, child);
+          co_await fjord::yield();
+        } else if (step == next_step::wait_again) {
+          at_second_gate.fetch_add(1);
+          (void)co_await second_gate.receive();
+        }
+        ended.fetch_add(1);
+      };
+      std::thread second_closer;
+      if (step == next_step::wait_again) {
+        second_closer = std::thread([&] {
+          while (at_second_gate.load() != waiters_past_one_chain) {
+            std::this_thread::yield();
+          }
+          std::this_thread::sleep_for(5ms);
+          EXPECT_TRUE(second_gate.close());
+        });
       }
-      ended.fetch_add(1);
-    };
-    close_from_outside_while_all_wait(process, waiting, [&] { return gate.close(); });
-    p.wait_idle();
-    EXPECT_EQ(ended.load(), waiters_past_one_chain) << workers << " workers";
-    EXPECT_EQ(children.load(), waiters_past_one_chain) << workers << " workers";
+      close_from_outside_while_all_wait(process, waiting, [&] { return gate.close(); });
+      if (second_closer.joinable()) {
+        second_closer.join();
+      }
+      p.wait_idle();
+      const int expected_children =
+          step == next_step::start_a_child_and_yield ? waiters_past_one_chain : 0;
+      EXPECT_EQ(ended.load(), waiters_past_one_chain) << workers << " workers";
+      EXPECT_EQ(children.load(), expected_children) << workers << " workers";
+    }
   }
 }
 

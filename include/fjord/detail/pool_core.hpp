@@ -268,6 +268,15 @@ class pool_core {
   // A busy worker looks at the injection queues once every this many jobs,
   // so an endless supply of its own jobs cannot starve submitted work.
   static constexpr std::uint32_t injection_check_interval = 61;
+  // Inside job j on our worker w: whether the main loop runs j, rather than
+  // a wait that helps inside another job (help_until, a group's or a join's
+  // wait, which look at their latch between two jobs) or a guest's call.
+  // Asked once, first thing, by the jobs that care: the answer is consumed.
+  static bool runs_at_loop_level(worker& w, const job* j) noexcept {
+    const bool at_loop_level = w.loop_job == j;
+    w.loop_job = nullptr;
+    return at_loop_level;
+  }
   // Inside a job on our worker w, before w runs a job it has just taken
   // without going back to its loop (resume_chain): false when the loop has
   // something to do first, at this job boundary: its turn to look at

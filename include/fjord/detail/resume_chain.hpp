@@ -26,7 +26,7 @@ namespace fjord::detail {
 // the deque instead.
 class resume_chain : job {
  public:
-  // On w, a worker of home, inside a job: resumes the coroutines whose
+  // On w, a worker of home, inside a job its main loop runs: resumes the coroutines whose
   // resumption jobs are first and those linked after it through next()
   // (each a coroutine waiting on home, traced as woken with note_wake()).
   static void run(pool_core& home, worker& w, job* first) noexcept;
@@ -35,7 +35,9 @@ class resume_chain : job {
   resume_chain(pool_core& home, job* rest) noexcept : job(&execute), home_(&home), rest_(rest) {}
 
   static void execute(job* j) noexcept;
-  static void go_on(resume_chain* self, worker& w) noexcept;
+  // at_loop_level: run by w's main loop (or by a job it runs), not by a wait
+  // that helps inside another job (pool_core::runs_at_loop_level).
+  static void go_on(resume_chain* self, worker& w, bool at_loop_level) noexcept;
 
   pool_core* home_;
   job* rest_;  // never null while the run exists

@@ -149,7 +149,11 @@ struct alignas(false_sharing_range) worker {
   // The slot a caller from outside takes for one call (pool_core::call_as_guest):
   // no thread of its own, never idle-listed, never blocked or retired.
   bool guest = false;
-  std::uint32_t ticks = 0;           // jobs run since the injection queues were last checked
+  std::uint32_t ticks = 0;  // jobs run since the injection queues were last checked
+  // The job the main loop runs now, until that job asks (pool_core::
+  // runs_at_loop_level): a job run by a wait that helps inside another is
+  // not it, nor is any job a guest runs.
+  const job* loop_job = nullptr;
   bool lanes_first = false;          // which injection path take_injected tries first
   std::size_t lane_cursor = 0;       // the submission lane take_injected tries first
   std::uint32_t fair_turns = 0;      // take_injected_fairly calls (low goes first every fourth)

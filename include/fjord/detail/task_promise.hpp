@@ -11,6 +11,7 @@
 
 #include "fjord/detail/config.hpp"
 #include "fjord/detail/frame_allocator.hpp"
+#include "fjord/detail/job.hpp"
 #include "fjord/detail/transfer.hpp"
 
 namespace fjord {
@@ -97,10 +98,24 @@ class promise_base {
   final_awaiter final_suspend() const noexcept { return {}; }
 
   // Started by nobody's co_await (spawn, go): ends by reporting to p and
-  // freeing its own frame (see detached_mark).
+  // freeing its own frame (see detached_mark). Also after make_start_job():
+  // the two fields are made anew in their storage.
   void detach(pool_core* p) noexcept {
-    continuation = detached_mark(p);
-    stop_token_address = nullptr;  // nobody can ask it to stop
+    ::new (static_cast<void*>(&continuation)) std::coroutine_handle<>(detached_mark(p));
+    ::new (static_cast<void*>(&stop_token_address)) const void*(nullptr);  // nobody can stop it
+  }
+
+  // A detached task queued to start on a worker of its pool: until it first
+  // runs, the job that starts it lies where this base's two fields are
+  // (nothing reads them before the task runs), so go() allocates no job.
+  // `start` must call detach(), which makes the fields anew, before it
+  // resumes the task.
+  job* make_start_job(job::execute_fn start) noexcept {
+    return ::new (static_cast<void*>(this)) job(start);
+  }
+  // The promise whose make_start_job() made j.
+  static promise_base& of_start_job(job* j) noexcept {
+    return *std::launder(reinterpret_cast<promise_base*>(j));
   }
 
   // Called when `parent` awaits this coroutine.
@@ -126,6 +141,10 @@ class promise_base {
   // (#11); detail/promise_stop_token.hpp reads it back.
   const void* stop_token_address;
 };
+
+// make_start_job() puts a job where the two fields are: it must fit there.
+static_assert(std::is_standard_layout_v<promise_base> && sizeof(promise_base) >= sizeof(job) &&
+              alignof(promise_base) >= alignof(job));
 
 // What the promises of fjord's own root coroutines share (sync_wait's,
 // spawn's, and when_all's and when_any's runners): they start a task rather

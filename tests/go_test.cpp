@@ -191,44 +191,61 @@ TEST(go, a_root_free_process_reports_its_exception_to_its_pool) {
   EXPECT_EQ(reported.load(), 5);
 }
 
+// Counts the processes that ran on the pool they were given, and fails
+// every tenth: a process that needs no root frame (stateless, parameters
+// by value), unlike the lambdas below, which capture.
+fjord::task<void> counted_child(fjord::pool* home, std::atomic<int>* on_home, int i) {
+  on_home->fetch_add(home == fjord::current_pool() ? 1 : 0);
+  if (i % 10 == 0) {
+    throw std::runtime_error("child failed");
+  }
+  co_return;
+}
+
 // A process started from a worker of its own pool waits to start in its own
 // frame (no job is allocated for it): it runs once and reports to its pool
-// also when its worker's deque is full (it then goes through the pool's
-// queue), and a process started from another pool's worker runs on, and
-// reports to, the pool it was given.
+// also when its worker's deque is full (one worker, 64 slots: it then goes
+// through the pool's queue), and a process started from another pool's
+// worker runs on, and reports to, the pool it was given. Both shapes of
+// process: its own coroutine, and one in a root frame.
 TEST(go, processes_started_from_workers_run_once_and_report_to_their_pool) {
+  static_assert(fjord::detail::process_needs_no_root<decltype(counted_child)&, fjord::pool*,
+                                                     std::atomic<int>*, int>());
   std::atomic<int> reported_to_a{0};
   std::atomic<int> reported_to_b{0};
   auto count_in = [](std::atomic<int>& n) {
     return [&n](const std::exception_ptr&) { n.fetch_add(1); };
   };
   fjord::pool a(fjord::pool_options{
-      .workers = 2, .deque_capacity = 64, .unhandled_exception_handler = count_in(reported_to_a)});
+      .workers = 1, .deque_capacity = 64, .unhandled_exception_handler = count_in(reported_to_a)});
   fjord::pool b(
       fjord::pool_options{.workers = 1, .unhandled_exception_handler = count_in(reported_to_b)});
   constexpr int per_parent = 1000;  // many times the deque's 64 slots
-  std::atomic<int> ran_on_a{0};
-  std::atomic<int> ran_on_b{0};
-  auto child = [&](fjord::pool* home, int i) -> fjord::task<void> {
-    (fjord::current_pool() == &b ? ran_on_b : ran_on_a).fetch_add(home == fjord::current_pool());
-    if (i % 10 == 0) {
-      throw std::runtime_error("child failed");
-    }
-    co_return;
+  std::atomic<int> on_a{0};
+  std::atomic<int> on_b{0};
+  // A reference parameter: go() keeps the argument in a root frame.
+  auto rooted_child = [](fjord::pool* home, std::atomic<int>* on_home,
+                         const int& i) -> fjord::task<void> {
+    co_await counted_child(home, on_home, i);
   };
-  auto parent = [&](fjord::pool* target) -> fjord::task<void> {
+  static_assert(!fjord::detail::process_needs_no_root<decltype(rooted_child)&, fjord::pool*,
+                                                      std::atomic<int>*, int>());
+  auto parent = [&](fjord::pool* target, std::atomic<int>* on_target) -> fjord::task<void> {
     for (int i = 0; i < per_parent; ++i) {
-      fjord::go(*target, child, target, i);
+      if (i % 2 == 0) {
+        fjord::go(*target, counted_child, target, on_target, i);
+      } else {
+        fjord::go(*target, rooted_child, target, on_target, i);
+      }
     }
     co_return;
   };
-  fjord::go(a, parent, &a);
-  fjord::go(a, parent, &b);
+  fjord::go(a, parent, &a, &on_a);
+  fjord::go(a, parent, &b, &on_b);
   a.wait_idle();
   b.wait_idle();
-  a.wait_idle();
-  EXPECT_EQ(ran_on_a.load(), per_parent);
-  EXPECT_EQ(ran_on_b.load(), per_parent);
+  EXPECT_EQ(on_a.load(), per_parent);
+  EXPECT_EQ(on_b.load(), per_parent);
   EXPECT_EQ(reported_to_a.load(), per_parent / 10);
   EXPECT_EQ(reported_to_b.load(), per_parent / 10);
 }

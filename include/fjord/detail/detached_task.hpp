@@ -1,5 +1,6 @@
 #pragma once
 
+#include "fjord/detail/assert.hpp"
 #include "fjord/detail/pool_core.hpp"
 #include "fjord/detail/task_promise.hpp"
 #include "fjord/detail/transfer.hpp"
@@ -14,6 +15,7 @@ namespace fjord::detail {
 // makes the task detached on the worker's pool and runs it.
 template <class Promise>
 void start_detached_job(job* j) noexcept {
+  FJORD_ASSERT(current_worker != nullptr, "a detached task's start job run off its pool");
   promise_base& promise = promise_base::of_start_job(j);
   promise.detach(current_worker->pool);
   resume(std::coroutine_handle<Promise>::from_promise(static_cast<Promise&>(promise)));
@@ -33,9 +35,8 @@ void start_detached(pool& p, task<T> t) {
   const auto h = task_access::handle(t);
   pool_core& core = pool_access::core(p);
   if (worker* w = current_worker_of(&core); w != nullptr) {
-    job* const start = h.promise().make_start_job(&start_detached_job<task_promise<T>>);
-    task_access::release(t);
-    core.push_or_inject(w, start);  // a worker of p: never refused
+    core.push_or_inject(w, h.promise().make_start_job(&start_detached_job<task_promise<T>>));
+    task_access::release(t);  // pushed (a worker of p is never refused)
     return;
   }
   h.promise().detach(&core);

@@ -210,7 +210,7 @@ class fanout {
     const auto h = make_(children_, i);
     h.promise().owner = this;
     h.promise().index = i;
-    h.promise().stop_token_address = token_;
+    h.promise().links.stop_token_address = token_;
     slots_[i].runner = h;
     return h;
   }

@@ -16,12 +16,12 @@ struct job {
   explicit job(execute_fn fn) noexcept : execute(fn) {}
 
   // The link for the injection queues, accessed atomically.
-  std::atomic_ref<job*> next() noexcept { return std::atomic_ref<job*>(link_); }
+  std::atomic_ref<job*> next() noexcept { return std::atomic_ref<job*>(link); }
 
   execute_fn execute;
-
- private:
-  job* link_;
+  // Public only so that a job is standard-layout (a task's promise holds one
+  // in a union, promise_base::make_start_job): reach it through next().
+  job* link;
 };
 
 inline void run_job(job* j) noexcept {

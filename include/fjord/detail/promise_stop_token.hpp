@@ -11,7 +11,7 @@ namespace fjord::detail {
 // The std::stop_token a fjord coroutine runs under (promise_base keeps only
 // its address, untyped), or nullptr: no stop can be requested.
 inline const std::stop_token* stop_token_of(const promise_base& p) noexcept {
-  return static_cast<const std::stop_token*>(p.stop_token_address);
+  return static_cast<const std::stop_token*>(p.links.stop_token_address);
 }
 
 // The stop token a wait with no token of its own observes: the one the

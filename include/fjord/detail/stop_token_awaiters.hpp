@@ -16,7 +16,7 @@ struct stop_token_setter {
   bool await_ready() const noexcept { return false; }
   template <class Promise>
   bool await_suspend(std::coroutine_handle<Promise> h) const noexcept {
-    h.promise().stop_token_address = token;
+    h.promise().links.stop_token_address = token;
     return false;
   }
   void await_resume() const noexcept {}

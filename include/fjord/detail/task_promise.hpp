@@ -61,7 +61,7 @@ FJORD_NOINLINE void end_detached(std::coroutine_handle<Promise> h) noexcept {
     try {
       static_cast<void>(promise.result());
     } catch (...) {
-      report_detached_error(detached_pool(promise.continuation), std::current_exception());
+      report_detached_error(detached_pool(promise.links.continuation), std::current_exception());
     }
   }
   h.destroy();
@@ -86,7 +86,7 @@ class promise_base {
     bool await_ready() const noexcept { return false; }
     template <class Promise>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> h) const noexcept {
-      const std::coroutine_handle<> next = h.promise().continuation;
+      const std::coroutine_handle<> next = h.promise().links.continuation;
       if (is_detached_mark(next)) [[unlikely]] {
         end_detached(h);  // h is gone after this
         return std::noop_coroutine();
@@ -98,53 +98,60 @@ class promise_base {
   final_awaiter final_suspend() const noexcept { return {}; }
 
   // Started by nobody's co_await (spawn, go): ends by reporting to p and
-  // freeing its own frame (see detached_mark). Also after make_start_job():
-  // the two fields are made anew in their storage.
+  // freeing its own frame (see detached_mark). After make_start_job(), the
+  // two fields take the job's place again.
   void detach(pool_core* p) noexcept {
-    ::new (static_cast<void*>(&continuation)) std::coroutine_handle<>(detached_mark(p));
-    ::new (static_cast<void*>(&stop_token_address)) const void*(nullptr);  // nobody can stop it
+    links.continuation = detached_mark(p);
+    links.stop_token_address = nullptr;  // nobody can ask it to stop
   }
 
   // A detached task queued to start on a worker of its pool: until it first
-  // runs, the job that starts it lies where this base's two fields are
-  // (nothing reads them before the task runs), so go() allocates no job.
-  // `start` must call detach(), which makes the fields anew, before it
-  // resumes the task.
+  // runs, the job that starts it takes the place of the two fields (nothing
+  // reads them before the task runs), so go() allocates no job. `start`
+  // must call detach() before it resumes the task.
   job* make_start_job(job::execute_fn start) noexcept {
-    return ::new (static_cast<void*>(this)) job(start);
+    return ::new (static_cast<void*>(&start_job)) job(start);
   }
-  // The promise whose make_start_job() made j.
-  static promise_base& of_start_job(job* j) noexcept {
-    return *std::launder(reinterpret_cast<promise_base*>(j));
-  }
+  // The promise whose make_start_job() made j: the union is the first
+  // member of a standard-layout class, so all three share one address.
+  static promise_base& of_start_job(job* j) noexcept { return *reinterpret_cast<promise_base*>(j); }
 
   // Called when `parent` awaits this coroutine.
   template <class Parent>
   void attach(std::coroutine_handle<Parent> parent) noexcept {
-    continuation = parent;
+    links.continuation = parent;
     if constexpr (std::is_base_of_v<promise_base, Parent>) {
-      stop_token_address = parent.promise().stop_token_address;
+      links.stop_token_address = parent.promise().links.stop_token_address;
     } else {
-      stop_token_address = nullptr;
+      links.stop_token_address = nullptr;
     }
   }
 
-  // Both are written by attach() before a task first runs (every way to run
-  // one awaits it), so a task's promise leaves them unset: two stores fewer
-  // per call on the co_await chain path. Promises that are never attached
-  // (the roots of sync_wait, spawn and when_all) set them themselves.
-  std::coroutine_handle<> continuation;
-  // The std::stop_token this coroutine runs under, not owned: it lives in
-  // whoever set it (when_any, with_stop_token) and outlives this coroutine.
-  // nullptr: no stop can be requested. Untyped so that task.hpp needs no
-  // <stop_token>, which alone costs more to compile than the rest of it
-  // (#11); detail/promise_stop_token.hpp reads it back.
-  const void* stop_token_address;
+  // Where the coroutine goes on when it ends, and the stop token it runs
+  // under.
+  struct link_fields {
+    std::coroutine_handle<> continuation;
+    // Not owned: it lives in whoever set it (when_any, with_stop_token) and
+    // outlives this coroutine. nullptr: no stop can be requested. Untyped
+    // so that task.hpp needs no <stop_token>, which alone costs more to
+    // compile than the rest of it (#11); detail/promise_stop_token.hpp
+    // reads it back.
+    const void* stop_token_address;
+  };
+  // Left unset here: both fields are written by attach() before a task
+  // first runs (the co_await chain path saves two stores a call), or by
+  // detach(); promises that are never attached (the roots of sync_wait,
+  // spawn and when_all) set them themselves.
+  promise_base() noexcept {}  // NOLINT(modernize-use-equals-default): leaves the union unset
+  union {
+    link_fields links;  // from attach() or detach() on
+    job start_job;      // make_start_job(), until the task first runs
+  };
 };
 
-// make_start_job() puts a job where the two fields are: it must fit there.
-static_assert(std::is_standard_layout_v<promise_base> && sizeof(promise_base) >= sizeof(job) &&
-              alignof(promise_base) >= alignof(job));
+static_assert(std::is_standard_layout_v<job> && std::is_standard_layout_v<promise_base> &&
+              sizeof(promise_base) == sizeof(promise_base::link_fields) &&
+              sizeof(job) <= sizeof(promise_base::link_fields));
 
 // What the promises of fjord's own root coroutines share (sync_wait's,
 // spawn's, and when_all's and when_any's runners): they start a task rather
@@ -153,7 +160,7 @@ static_assert(std::is_standard_layout_v<promise_base> && sizeof(promise_base) >=
 // coroutine's type, Promise its promise type (which derives from this).
 template <class Root, class Promise>
 struct root_promise : promise_base {
-  root_promise() noexcept { stop_token_address = nullptr; }
+  root_promise() noexcept { links.stop_token_address = nullptr; }
   Root get_return_object() noexcept {
     return Root(std::coroutine_handle<Promise>::from_promise(static_cast<Promise&>(*this)));
   }

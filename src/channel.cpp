@@ -79,8 +79,7 @@ void closing_walk::execute(job* j) noexcept {
   if (here != nullptr && (!pool_core::runs_at_loop_level(*here, j) || home.has_idle_worker())) {
     here = nullptr;
   }
-  job* mine = nullptr;
-  job* mine_last = nullptr;
+  job_chain mine;
   {
     wake_list woken;  // declared first: wakes the others once the rest is handed on
     std::size_t selects = 0;
@@ -88,17 +87,11 @@ void closing_walk::execute(job* j) noexcept {
         self->rest_, chunk,
         [&](channel_waiter& claimed) {
           job* const r = here != nullptr ? claimed.parker->take_resumption(home) : nullptr;
-          if (r == nullptr) {
-            woken.add(&claimed);
-            return;
-          }
-          r->next().store(nullptr, std::memory_order_relaxed);
-          if (mine == nullptr) {
-            mine = r;
+          if (r != nullptr) {
+            mine.push_back(r);
           } else {
-            mine_last->next().store(r, std::memory_order_relaxed);
+            woken.add(&claimed);
           }
-          mine_last = r;
         },
         selects);
     FJORD_ASSERT(selects == 0, "closing_walk: a select's waiter in the walk");
@@ -110,8 +103,8 @@ void closing_walk::execute(job* j) noexcept {
       self->hand_on();  // self may be gone from here on
     }
   }
-  if (mine != nullptr) {
-    resume_chain::run(home, *here, mine);
+  if (mine.first != nullptr) {
+    resume_chain::run(home, *here, mine.first);
   }
 }
 

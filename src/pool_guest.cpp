@@ -65,27 +65,15 @@ void pool_core::leave_guest(worker& g) noexcept {
     // The call's own forks were all joined; what is left was pushed by jobs
     // it ran (a post, a coroutine it woke) and is work in progress, which
     // even a closing pool takes: shut_down() waits for us to leave first.
-    job* first = nullptr;
-    job* last = nullptr;
-    std::uint64_t count = 0;
-    auto append = [&](job* j) {
-      j->next().store(nullptr, std::memory_order_relaxed);
-      if (last == nullptr) {
-        first = j;
-      } else {
-        last->next().store(j, std::memory_order_relaxed);
-      }
-      last = j;
-      ++count;
-    };
+    job_chain left;
     if (job* j = g.runnext.exchange(nullptr, std::memory_order_acquire)) {
-      append(j);
+      left.push_back(j);
     }
     while (job* j = g.deque.pop()) {
-      append(j);
+      left.push_back(j);
     }
-    if (count != 0) {
-      shards_[g.index & shard_mask_]->queue.push_chain(first, last, count);
+    if (left.count != 0) {
+      shards_[g.index & shard_mask_]->queue.push_chain(left.first, left.last, left.count);
       notify_injected();
     }
     set_current_worker(nullptr);

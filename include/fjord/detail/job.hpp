@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 
 namespace fjord::detail {
 
@@ -22,6 +23,25 @@ struct job {
   // Public only so that a job is standard-layout (a task's promise holds one
   // in a union, promise_base::make_start_job): reach it through next().
   job* link;
+};
+
+// Jobs linked through next() in the order appended, built by one thread
+// before it hands them on (to a queue's push_chain, a resume_chain).
+struct job_chain {
+  job* first = nullptr;
+  job* last = nullptr;
+  std::uint64_t count = 0;
+
+  void push_back(job* j) noexcept {
+    j->next().store(nullptr, std::memory_order_relaxed);
+    if (last == nullptr) {
+      first = j;
+    } else {
+      last->next().store(j, std::memory_order_relaxed);
+    }
+    last = j;
+    ++count;
+  }
 };
 
 inline void run_job(job* j) noexcept {
